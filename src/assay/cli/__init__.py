@@ -1,0 +1,74 @@
+"""Command line: one file per verb, registered in VERBS. Nothing imports this package."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from assay import __version__
+from assay.exitcodes import AssayError, ExitCode
+
+# verb name -> module under assay.cli that defines `command` (a click.Command)
+VERBS = {
+    "run": "run",
+    "plan": "plan",
+    "schema": "schema",
+    "scenarios": "scenarios",
+    "runs": "runs",
+    "show": "show",
+    "size": "size",
+}
+
+
+class LazyGroup(click.Group):
+    """Imports a verb's module only when that verb is used (fast `--help`, small start-up)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(VERBS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = VERBS.get(cmd_name)
+        if module is None:
+            return None
+        return importlib.import_module(f"assay.cli.{module}").command  # type: ignore[no-any-return]
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="assay")
+def cli() -> None:
+    """assay: prove a storage platform against real application workloads.
+
+    \b
+    Quick start:
+      assay scenarios                 list the built-in scenarios
+      assay plan exchange-quick       show the fio jobs a scenario will run, without IO
+      assay run exchange-quick        run it on a temporary directory and grade it
+      assay runs                      list stored runs
+    """
+
+
+def main() -> None:
+    try:
+        rc = cli.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("interrupted", err=True)
+        sys.exit(ExitCode.INTERRUPTED)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(ExitCode.INVALID_INPUT)
+    except AssayError as e:
+        click.secho(f"error: {e}", fg="red", err=True)
+        sys.exit(e.code)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(ExitCode.INTERRUPTED)
+    except Exception as e:  # a bug: say so plainly, keep the traceback out of the user's way
+        import traceback
+
+        click.secho(f"internal error: {type(e).__name__}: {e}", fg="red", err=True)
+        click.echo("This is a bug in assay. Details follow for the report:", err=True)
+        traceback.print_exc()
+        sys.exit(ExitCode.INTERNAL)
+    sys.exit(rc if isinstance(rc, int) else 0)

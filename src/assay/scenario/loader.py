@@ -1,0 +1,107 @@
+"""Scenario file → validated models, with every problem reported at once as file:line: field."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from assay.scenario.models import ResolvedScenario, Scenario, StepBase, WorkloadBase
+from assay.scenario.yamlsource import (
+    Issue,
+    Path_,
+    ScenarioInvalid,
+    YamlSource,
+    load_yaml,
+)
+
+
+def pydantic_issues(src: YamlSource, err: ValidationError, prefix: Path_ = ()) -> list[Issue]:
+    """Turn pydantic errors into located, readable issues."""
+    out = []
+    for e in err.errors():
+        loc = tuple(x for x in e["loc"] if not (isinstance(x, str) and x.startswith("function-")))
+        path = (*prefix, *loc)
+        msg = e["msg"]
+        if e["type"] == "extra_forbidden":
+            msg = "unknown key"
+        elif e["type"] == "missing":
+            msg = "required key is missing"
+        elif msg.startswith("Value error, "):
+            msg = msg[len("Value error, "):]
+        out.append(src.issue(path, msg))
+    return out
+
+
+def _validate(src: YamlSource, model: type[BaseModel], data: Any, prefix: Path_,
+              issues: list[Issue]) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        issues.extend(pydantic_issues(src, e, prefix))
+        return None
+
+
+def resolve(src: YamlSource, kinds: Mapping[str, type[WorkloadBase]],
+            actions: Mapping[str, type[StepBase]], text: str = "") -> ResolvedScenario:
+    """Validate the whole scenario against the known workload kinds and actions."""
+    issues: list[Issue] = []
+    if not isinstance(src.data, dict):
+        raise ScenarioInvalid([src.issue((), "a scenario is a mapping of keys such as "
+                                              "name, workloads, timeline")])
+    scenario = _validate(src, Scenario, src.data, (), issues)
+    workloads: dict[str, WorkloadBase] = {}
+    for name, raw in (src.data.get("workloads") or {}).items():
+        path: Path_ = ("workloads", name)
+        if not isinstance(raw, dict):
+            issues.append(src.issue(path, "a workload is a mapping with at least `kind`"))
+            continue
+        kind = raw.get("kind")
+        if kind not in kinds:
+            known = ", ".join(sorted(kinds))
+            issues.append(src.issue((*path, "kind"), f"unknown workload kind {kind!r} "
+                                                     f"(known: {known})"))
+            continue
+        wl = _validate(src, kinds[kind], raw, path, issues)
+        if wl is not None:
+            workloads[name] = wl
+    steps: list[StepBase] = []
+    timeline = src.data.get("timeline") or {}
+    raw_steps = timeline.get("steps") if isinstance(timeline, dict) else None
+    for i, raw in enumerate(raw_steps or []):
+        path = ("timeline", "steps", i)
+        if not isinstance(raw, dict):
+            issues.append(src.issue(path, "a step is a mapping with at least `action`"))
+            continue
+        action = raw.get("action")
+        if action not in actions:
+            known = ", ".join(sorted(actions)) or "none"
+            issues.append(src.issue((*path, "action"), f"unknown action {action!r} "
+                                                       f"(known: {known})"))
+            continue
+        step = _validate(src, actions[action], raw, path, issues)
+        if step is not None:
+            steps.append(step)
+    if issues or scenario is None:
+        raise ScenarioInvalid(issues)
+    return ResolvedScenario(scenario=scenario, workloads=workloads, steps=steps, source=src,
+                            text=text)
+
+
+def load_scenario(path: str | Path, kinds: Mapping[str, type[WorkloadBase]],
+                  actions: Mapping[str, type[StepBase]]) -> ResolvedScenario:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ScenarioInvalid([Issue(str(path), None, "", f"cannot read: {e.strerror}")]) from None
+    except UnicodeDecodeError:
+        raise ScenarioInvalid([Issue(str(path), None, "", "not a UTF-8 text file")]) from None
+    return load_text(text, str(path), kinds, actions)
+
+
+def load_text(text: str, file: str, kinds: Mapping[str, type[WorkloadBase]],
+              actions: Mapping[str, type[StepBase]]) -> ResolvedScenario:
+    return resolve(load_yaml(text, file), kinds, actions, text)

@@ -1,0 +1,161 @@
+"""Typed scenario models. Unknown keys are errors (extra=forbid) so typos never pass silently.
+
+Workload kinds and actions extend `WorkloadBase` / `StepBase` in their own packages; the loader
+receives those models from its caller, so this package imports nothing else of assay.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, model_validator
+
+from assay.scenario import units
+from assay.scenario.yamlsource import YamlSource
+
+
+def _size(v: Any) -> int:
+    return units.parse_size(v)
+
+
+def _duration(v: Any) -> float:
+    return units.parse_duration(v)
+
+
+def _ratio(v: Any) -> float:
+    return units.parse_ratio(v)
+
+
+def _percent(v: Any) -> float:
+    return units.parse_percent(v)
+
+
+Size = Annotated[int, BeforeValidator(_size), PlainSerializer(units.format_size, when_used="json")]
+Duration = Annotated[float, BeforeValidator(_duration)]
+Ratio = Annotated[float, BeforeValidator(_ratio)]
+Percent = Annotated[float, BeforeValidator(_percent)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+
+
+class DataSpec(Strict):
+    """What the written data looks like to a platform's data reduction."""
+
+    compressibility: Ratio = Field(1.0, description="compression ratio of written data; 1 = random")
+    dedupe: Ratio = Field(1.0, description="deduplication ratio of written data; 1 = all unique")
+
+
+class AccessSpec(Strict):
+    """Where in the dataset IO lands: uniform, or skewed onto a hot part."""
+
+    distribution: Literal["uniform", "zipf", "pareto", "hotcold"] = "uniform"
+    theta: float | None = Field(None, gt=0, description="zipf θ (default 1.2) or pareto h (0.9)")
+    hot_io: Percent = Field(80, description="hotcold: share of IO that hits the hot zone")
+    hot_data: Percent = Field(20, description="hotcold: share of the dataset that is hot")
+
+
+class LoadSpec(Strict):
+    """How IO is issued: at a fixed rate (open loop) or as fast as it goes (closed loop)."""
+
+    model: Literal["fixed", "closed"] | None = Field(
+        None, description="default: fixed when the workload has a target rate, else closed")
+    pacing: Literal["poisson", "even"] = Field(
+        "poisson", description="fixed rate: exponential (Poisson) or evenly spaced arrivals")
+    threads: int | None = Field(None, ge=1, le=1024, description="closed loop: jobs per stream")
+    iodepth: int | None = Field(None, ge=1, le=4096, description="outstanding IO per job")
+    scale: float = Field(1.0, gt=0, description="multiply every target rate (search, sweeps)")
+
+
+class WorkloadBase(Strict):
+    """Keys every workload kind accepts. Kinds subclass this with their own parameters."""
+
+    kind: str
+    dataset: Size | None = Field(None, description="total bytes of the workload's files")
+    data: DataSpec = Field(default_factory=DataSpec)
+    access: AccessSpec = Field(default_factory=AccessSpec)
+    load: LoadSpec = Field(default_factory=LoadSpec)
+    prefill: bool = Field(True, description="write the dataset before measuring")
+    host: str = Field("local", description="which host runs this workload")
+
+
+class StepBase(Strict):
+    """One timeline step: an action at a time, every interval, or after another step."""
+
+    action: str
+    name: str | None = None
+    at: Duration | None = Field(None, description="seconds after the measured start")
+    every: Duration | None = Field(None, gt=0, description="repeat interval")
+    count: int | None = Field(None, ge=1, description="how many times with `every`")
+    after: str | None = Field(None, description="start when the named step ends")
+    annotate: bool = True
+    timeout: Duration | None = Field(None, gt=0)
+
+    @model_validator(mode="after")
+    def _when(self) -> StepBase:
+        if self.at is not None and self.after is not None:
+            raise ValueError("give either `at` or `after`, not both")
+        if self.count is not None and self.every is None:
+            raise ValueError("`count` needs `every`")
+        return self
+
+
+class Timeline(Strict):
+    duration: Duration = Field(60.0, gt=0, description="measured time, after warm-up")
+    warmup: Duration = Field(0.0, ge=0, description="load before measuring, not graded")
+    steps: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class Target(Strict):
+    """Where the IO goes. Default: a temporary directory on the local host."""
+
+    platform: str = "local"
+    path: str | None = Field(None, description="directory for data files (created if missing)")
+    device: str | None = Field(None, description="raw block device (destructive; needs --force)")
+    direct: bool | None = Field(None, description="O_DIRECT; default on where supported")
+    ioengine: str | None = Field(None, description="fio ioengine; default libaio")
+    options: dict[str, Any] = Field(default_factory=dict, description="platform driver settings")
+
+    @model_validator(mode="after")
+    def _one_place(self) -> Target:
+        if self.path and self.device:
+            raise ValueError("give either `path` or `device`, not both")
+        return self
+
+
+ThresholdsSpec = dict[str, str] | list[str | dict[str, str]]
+
+
+class Scenario(Strict):
+    schema_version: int = 1
+    name: str = Field(..., min_length=1, max_length=200)
+    description: str = ""
+    seed: int = Field(1, ge=0, description="random seed for fio, recorded in the result")
+    target: Target = Field(default_factory=Target)
+    workloads: dict[str, dict[str, Any]] = Field(..., min_length=1)
+    timeline: Timeline = Field(default_factory=Timeline)
+    thresholds: ThresholdsSpec = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _names(self) -> Scenario:
+        for name in self.workloads:
+            if not name.replace("_", "").replace("-", "").isalnum() or "." in name:
+                raise ValueError(f"workload name {name!r}: use letters, digits, - and _")
+        return self
+
+
+class ResolvedScenario(BaseModel):
+    """A scenario whose workloads and steps are validated into their kinds' models."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    scenario: Scenario
+    workloads: dict[str, WorkloadBase]
+    steps: list[StepBase]
+    source: YamlSource
+    text: str
+
+    @property
+    def file(self) -> str:
+        return self.source.file
