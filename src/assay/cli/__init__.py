@@ -32,7 +32,7 @@ class LazyGroup(click.Group):
         module = VERBS.get(cmd_name)
         if module is None:
             return None
-        return importlib.import_module(f"assay.cli.{module}").command  # type: ignore[no-any-return]
+        return importlib.import_module(f"assay.cli.{module}").command
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -47,6 +47,21 @@ def cli() -> None:
       assay run exchange-quick        run it on a temporary directory and grade it
       assay runs                      list stored runs
     """
+
+
+def _crash_report() -> str:
+    """Write the traceback to a file (or stderr with ASSAY_DEBUG=1) and say where."""
+    import os
+    import tempfile
+    import traceback
+
+    if os.environ.get("ASSAY_DEBUG"):
+        traceback.print_exc()
+        return "the traceback above"
+    fd, path = tempfile.mkstemp(prefix="assay-crash-", suffix=".txt")
+    with os.fdopen(fd, "w") as fh:
+        traceback.print_exc(file=fh)
+    return path
 
 
 def main() -> None:
@@ -65,10 +80,7 @@ def main() -> None:
         click.echo("interrupted", err=True)
         sys.exit(ExitCode.INTERRUPTED)
     except Exception as e:  # a bug: say so plainly, keep the traceback out of the user's way
-        import traceback
-
         click.secho(f"internal error: {type(e).__name__}: {e}", fg="red", err=True)
-        click.echo("This is a bug in assay. Details follow for the report:", err=True)
-        traceback.print_exc()
+        click.echo(f"This is a bug in assay; please report it with {_crash_report()}", err=True)
         sys.exit(ExitCode.INTERNAL)
     sys.exit(rc if isinstance(rc, int) else 0)

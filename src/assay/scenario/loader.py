@@ -58,7 +58,7 @@ def resolve(src: YamlSource, kinds: Mapping[str, type[WorkloadBase]],
         if not isinstance(raw, dict):
             issues.append(src.issue(path, "a workload is a mapping with at least `kind`"))
             continue
-        kind = raw.get("kind")
+        kind = str(raw.get("kind"))
         if kind not in kinds:
             known = ", ".join(sorted(kinds))
             issues.append(src.issue((*path, "kind"), f"unknown workload kind {kind!r} "
@@ -75,7 +75,7 @@ def resolve(src: YamlSource, kinds: Mapping[str, type[WorkloadBase]],
         if not isinstance(raw, dict):
             issues.append(src.issue(path, "a step is a mapping with at least `action`"))
             continue
-        action = raw.get("action")
+        action = str(raw.get("action"))
         if action not in actions:
             known = ", ".join(sorted(actions)) or "none"
             issues.append(src.issue((*path, "action"), f"unknown action {action!r} "

@@ -1,0 +1,41 @@
+# Two commands on a fresh Debian machine (root, Python and pip only):
+#   make demo   installs what is missing, runs the exchange-quick scenario on a temp directory
+#   make test   installs what is missing, runs linters and the test suite
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+APT_PACKAGES := fio btrfs-progs xfsprogs util-linux iproute2 openssh-server openssh-client chromium
+
+.PHONY: demo test lint system venv clean
+
+system:
+	@missing=""; \
+	for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -c 'import ensurepip' 2>/dev/null; then \
+	  missing="$$missing python3-venv"; fi; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+$(VENV)/.installed: pyproject.toml
+	@test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	@touch $@
+
+venv: system $(VENV)/.installed
+
+demo: venv
+	$(VENV)/bin/assay run exchange-quick
+
+lint: venv
+	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/mypy
+
+test: lint
+	$(VENV)/bin/pytest -q -p no:cacheprovider
+
+clean:
+	rm -rf $(VENV) results .pytest_cache .mypy_cache .ruff_cache

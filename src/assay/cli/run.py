@@ -1,0 +1,75 @@
+"""`assay run`: run a scenario, grade it, keep the result."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from assay.cli.common import duration_value, results_option, results_root, scenario_error
+from assay.console import make_console
+from assay.engine import Engine, RunOptions
+from assay.plan import Plan, load
+from assay.report.jsondoc import summary_document
+from assay.report.terminal import print_summary
+from assay.results.rundir import read_json
+from assay.scenario.units import format_duration, format_size
+from assay.scenario.yamlsource import ScenarioInvalid
+
+
+def banner(console: Console, plan: Plan, target: str) -> None:
+    console.print(f"[bold]assay[/] {plan.name}: {plan.scenario.description}".rstrip(": "))
+    console.print(f"  target   {target}")
+    console.print(f"  timeline {format_duration(plan.warmup)} warm-up, "
+                  f"{format_duration(plan.duration)} measured"
+                  + (f", {len(plan.resolved.steps)} timeline steps" if plan.resolved.steps
+                     else ""))
+    for s in plan.streams:
+        targets = [c.target_iops for c in s.components if c.target_iops]
+        rate = f"{sum(targets):,.1f} IO/s" if targets else "as fast as it goes"
+        size = format_size(sum(f.size for f in s.files))
+        console.print(f"  {s.key:<16} {rate:>18}  {size:>8}  {s.description}")
+    if plan.thresholds:
+        console.print(f"  thresholds {len(plan.thresholds)}")
+
+
+@click.command("run")
+@click.argument("scenario")
+@click.option("--duration", help="Measured time, overriding the scenario's (e.g. 60s, 10m).")
+@click.option("--path", "target_path", type=click.Path(file_okay=False),
+              help="Directory to run in, overriding the scenario's target path.")
+@click.option("--keep", is_flag=True, help="Keep the data files of a temporary target.")
+@click.option("--fresh", is_flag=True, help="Prefill again even if the dataset is unchanged.")
+@click.option("--force", is_flag=True,
+              help="Allow writing over files or devices that assay did not create.")
+@click.option("--json", "json_mode", is_flag=True,
+              help="Print one JSON document on stdout (human output goes to stderr).")
+@results_option
+def command(scenario: str, duration: str | None, target_path: str | None, keep: bool,
+            fresh: bool, force: bool, json_mode: bool, results: Path | None) -> None:
+    """Run SCENARIO (a built-in name or a YAML file) and grade it.
+
+    Exit status: 0 passed, 1 thresholds failed, 2 invalid input, 3 aborted,
+    4 internal error, 130 interrupted.
+    """
+    console = make_console(json_mode)
+    try:
+        plan = load(scenario, duration_value(duration))
+    except ScenarioInvalid as e:
+        raise scenario_error(e) from None
+    if target_path:
+        plan.scenario.target.path = target_path
+    target = plan.scenario.target
+    where = target.path or target.device or "a temporary directory (removed afterwards" + \
+        (", kept with --keep)" if not keep else "; --keep: kept)")
+    banner(console, plan, f"{target.platform}: {where}")
+    engine = Engine(plan, RunOptions(results_root(results), keep=keep, fresh=fresh, force=force,
+                                     json_mode=json_mode), console)
+    outcome = engine.execute()
+    run = read_json(outcome.run_dir / "run.json")
+    print_summary(console, run, outcome.run_dir)
+    if json_mode:
+        click.echo(json.dumps(summary_document(run, outcome.run_dir), indent=2))
+    raise SystemExit(int(outcome.exit_code))

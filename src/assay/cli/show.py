@@ -1,0 +1,26 @@
+"""`assay show`: a stored run's summary again."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from assay.cli.common import find_run, results_option
+from assay.console import make_console
+from assay.report.jsondoc import summary_document
+from assay.report.terminal import print_summary
+
+
+@click.command("show")
+@click.argument("run", default="last")
+@click.option("--json", "json_mode", is_flag=True, help="Print the summary as JSON.")
+@results_option
+def command(run: str, json_mode: bool, results: Path | None) -> None:
+    """Print the summary of RUN (an id, a prefix of one, a path, or `last`)."""
+    path, data = find_run(run, results)
+    if json_mode:
+        click.echo(json.dumps(summary_document(data, path), indent=2))
+    else:
+        print_summary(make_console(), data, path)

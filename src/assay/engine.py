@@ -1,0 +1,379 @@
+"""One run, end to end on the local host: preflight → prefill → load (+ timeline) → verdict.
+
+The run directory is written as the run goes; whatever ends the run (the verdict, Ctrl-C, a
+dying fio, a full disk, a failed action) leaves run.json with a status and a reason, and every
+second measured so far.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from rich.console import Console
+
+from assay.console import LiveProgress
+from assay.exitcodes import AssayError, ExitCode, RunAborted, UserError
+from assay.fio.process import FioProcess, parse_only
+from assay.hosts.fingerprint import host_facts, target_facts
+from assay.metrics.sampler import Sample, Sampler
+from assay.metrics.summary import Stats, aggregate
+from assay.plan import Plan
+from assay.platforms import driver
+from assay.platforms.base import Platform
+from assay.platforms.safety import check_block_device, check_files, read_manifest, write_manifest
+from assay.results.catalogue import Catalogue
+from assay.results.rundir import RunDir
+from assay.scenario.units import format_latency_ms, format_size
+from assay.thresholds.evaluate import Result, evaluate
+
+
+class Timeline(Protocol):
+    """Timeline steps run beside the load; `tick` is called several times a second."""
+
+    def start(self, t0: float) -> None: ...
+    def tick(self, t: float) -> None: ...
+    def finish(self) -> None: ...
+
+
+TimelineFactory = Callable[[Plan, Platform, RunDir], Timeline | None]
+
+
+@dataclass
+class RunOptions:
+    results_root: Path
+    keep: bool = False
+    fresh: bool = False
+    force: bool = False
+    json_mode: bool = False
+    parent: str | None = None  # a search or sweep this run belongs to
+    timeline: TimelineFactory | None = None
+
+
+@dataclass
+class Outcome:
+    status: str  # passed / failed / aborted / interrupted
+    run_dir: Path
+    reason: str = ""
+    stats: dict[str, Stats] = field(default_factory=dict)
+    results: list[Result] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return {"passed": ExitCode.PASSED, "failed": ExitCode.FAILED,
+                "aborted": ExitCode.ABORTED, "interrupted": ExitCode.INTERRUPTED}[self.status]
+
+
+class Interrupted(Exception):
+    pass
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Interrupted()
+
+
+def data_hash(plan: Plan, name: str) -> str:
+    """What a prefilled file's content depends on: reuse it only when this is unchanged."""
+    for s in plan.streams:
+        for f in s.files:
+            if f.name == name:
+                opts = plan.prefill_jobfile([(f.name, f.size)], ".").split("\n[prefill.", 1)[1]
+                return hashlib.sha256(opts.encode()).hexdigest()[:16]
+    return ""
+
+
+class Engine:
+    def __init__(self, plan: Plan, options: RunOptions, console: Console):
+        self.plan = plan
+        self.opt = options
+        self.console = console
+        self.platform = driver(plan.scenario.target.platform)(plan.scenario.target)
+        self.run_dir: RunDir | None = None
+        self.samples: list[dict[str, Any]] = []
+        self.info: dict[str, Any] = {}
+        self.created: list[str] = []
+
+    # -- the run -------------------------------------------------------------------------
+    def execute(self) -> Outcome:
+        old = signal.signal(signal.SIGTERM, _on_sigterm)
+        status, reason = "aborted", ""
+        try:
+            directory = self._prepare()
+            self._prefill(directory)
+            status, reason = self._load(directory)
+        except (KeyboardInterrupt, Interrupted):
+            status, reason = "interrupted", "interrupted by the user"
+        except UserError:
+            self._finish("aborted", "invalid input")
+            raise
+        except AssayError as e:
+            status, reason = "aborted", str(e)
+        except OSError as e:
+            status, reason = "aborted", f"{e.strerror or e}" + (f": {e.filename}" if
+                                                                  e.filename else "")
+        finally:
+            signal.signal(signal.SIGTERM, old)
+        return self._finish(status, reason)
+
+    def _prepare(self) -> Path:
+        target = self.plan.scenario.target
+        if target.device:
+            check_block_device(target.device, self.opt.force)
+            raise UserError("raw block device targets are not supported yet; give a `path`")
+        directory = self.platform.prepare()
+        check_files(directory, [n for n, _ in self.plan.files], self.opt.force)
+        direct = self.platform.direct_io()
+        self.run_dir = rd = RunDir.create(self.opt.results_root, self.plan.name)
+        rd.write_text("scenario.yaml", self.plan.resolved.text)
+        host = rd.host_dir("local")
+        jobfile = host / "run.fio"
+        jobfile.write_text(self.plan.jobfile(str(directory.resolve()), direct), encoding="utf-8")
+        complaint = parse_only(jobfile)
+        if complaint:
+            raise RunAborted(f"fio rejected the job file: {complaint}")
+        self.info = {
+            "id": rd.id,
+            "status": "running",
+            "started": time.time(),
+            "scenario": {"name": self.plan.name, "file": self.plan.resolved.file,
+                         "description": self.plan.scenario.description,
+                         "sha256": hashlib.sha256(self.plan.resolved.text.encode()).hexdigest(),
+                         "seed": self.plan.scenario.seed},
+            "plan": {"duration_s": self.plan.duration, "warmup_s": self.plan.warmup,
+                     "workloads": {n: w.model_dump(mode="json")
+                                   for n, w in self.plan.resolved.workloads.items()},
+                     "streams": [{"key": s.key, "description": s.description,
+                                  "transactional": s.transactional, "jobs": len(s.jobs),
+                                  "files": [f.name for f in s.files]}
+                                 for s in self.plan.streams],
+                     "thresholds": [t.text for t in self.plan.thresholds]},
+            "components": {c.name: {"target_iops": c.target_iops, "poisson": c.poisson,
+                                    "start_s": c.start_s, "end_s": c.end_s,
+                                    "transactional": c.transactional}
+                           for c in self.plan.components},
+            "target": {**self.plan.scenario.target.model_dump(mode="json"),
+                       "path": str(directory), "temporary": self.platform.temporary,
+                       **self.platform.facts(),
+                       **target_facts(str(directory), self.plan.dataset_bytes, direct)},
+            "environment": host_facts(),
+            "parent": self.opt.parent,
+        }
+        if not direct:
+            self._warn("the target does not support O_DIRECT: IO goes through the page cache "
+                       "and results flatter the storage")
+        if self.info["target"].get("dataset_to_ram", 0) and \
+                self.info["target"]["dataset_to_ram"] < 1 and not direct:
+            self._warn("the dataset fits in RAM and IO is buffered: you are measuring memory")
+        rd.write_json("run.json", self.info)
+        return directory
+
+    def _warn(self, text: str) -> None:
+        self.info.setdefault("warnings", []).append(text)
+        self.console.print(f"[yellow]warning:[/] {text}")
+
+    def _prefill(self, directory: Path) -> None:
+        assert self.run_dir
+        manifest = read_manifest(directory)
+        todo = []
+        for name, size in self.plan.files:
+            entry = manifest.get(name) or {}
+            path = directory / name
+            reusable = (not self.opt.fresh and entry.get("size") == size
+                        and entry.get("data") == data_hash(self.plan, name)
+                        and entry.get("prefilled") and path.exists()
+                        and path.stat().st_size >= size)
+            if not reusable:
+                todo.append((name, size))
+        existing = sum((directory / n).stat().st_size for n, _ in todo
+                       if (directory / n).exists())
+        need = sum(s for _, s in todo) - existing
+        free = shutil.disk_usage(directory).free
+        if need > free - (64 << 20):
+            raise RunAborted(f"not enough free space in {directory}: the dataset needs "
+                             f"{format_size(need)} more, {format_size(free)} is free. Lower "
+                             f"`dataset` or choose another target.")
+        for name, size in self.plan.files:  # claim the files before writing a byte
+            manifest.setdefault(name, {"size": size, "created": time.time()})
+        write_manifest(directory, manifest)
+        self.created = [n for n, _ in self.plan.files]
+        reused = len(self.plan.files) - len(todo)
+        self.info["prefill"] = {"files": len(todo), "bytes": sum(s for _, s in todo),
+                                "reused_files": reused, "fresh": self.opt.fresh}
+        if not todo:
+            self.run_dir.event("prefill", outcome="reused", files=reused)
+            self.console.print(f"prefill: reusing {reused} files "
+                               f"({format_size(self.plan.dataset_bytes)}); --fresh rewrites them")
+            return
+        host = self.run_dir.host_dir("local")
+        jobfile = host / "prefill.fio"
+        jobfile.write_text(self.plan.prefill_jobfile(todo, str(directory.resolve()),
+                                                     self.platform.direct_io()), encoding="utf-8")
+        fio = FioProcess(jobfile, host, name="prefill", status_interval=1)
+        total = sum(s for _, s in todo)
+        t0 = time.monotonic()
+        self.run_dir.event("prefill", outcome="started", files=len(todo), bytes=total)
+        fio.start()
+        try:
+            with LiveProgress(self.console, "prefill", total) as bar:
+                for doc in fio.documents():
+                    if doc is None:
+                        continue
+                    written = sum(j["write"]["io_bytes"] for j in doc.get("jobs", []))
+                    rate = written / max(time.monotonic() - t0, 1e-3) / 1e6
+                    bar.update(written, f"{format_size(written)} {rate:.0f} MB/s")
+        except BaseException:
+            fio.stop()
+            raise
+        rc = fio.wait()
+        if rc != 0:
+            raise RunAborted(f"prefill failed (fio exit {rc}): {fio.stderr_tail()}")
+        for name, size in todo:
+            manifest[name] = {"size": size, "data": data_hash(self.plan, name),
+                              "prefilled": True, "created": time.time()}
+        write_manifest(directory, manifest)
+        elapsed = time.monotonic() - t0
+        self.info["prefill"]["seconds"] = round(elapsed, 2)
+        self.run_dir.event("prefill", outcome="done", seconds=round(elapsed, 2))
+
+    def _load(self, directory: Path) -> tuple[str, str]:
+        assert self.run_dir
+        rd = self.run_dir
+        host = rd.host_dir("local")
+        sampler = Sampler(self.plan.specs, warmup_s=self.plan.warmup)
+        timeline = self.opt.timeline(self.plan, self.platform, rd) if self.opt.timeline else None
+        fio = FioProcess(host / "run.fio", host, name="run")
+        rd.event("load", outcome="started")
+        fio.start()
+        sampler.start(fio.started_ms)
+        t0 = time.monotonic()
+        if timeline:
+            timeline.start(t0)
+        total = self.plan.total_seconds
+        reason = ""
+        try:
+            with LiveProgress(self.console, "run", total) as bar:
+                for doc in fio.documents():
+                    t = time.monotonic() - t0
+                    if timeline:
+                        timeline.tick(t)
+                    if doc is None:
+                        bar.update(t, "")
+                        continue
+                    fresh = sampler.feed(doc)
+                    self._record(fresh)
+                    bar.update(t, live_line(fresh, self.plan.warmup))
+        except BaseException:
+            fio.stop()
+            fio.wait()
+            self._drain(fio, sampler)
+            if timeline:
+                timeline.finish()
+            raise
+        rc = fio.wait()
+        if timeline:
+            timeline.finish()
+        rd.event("load", outcome="ended", exit_code=rc)
+        if rc != 0:
+            reason = f"fio exited with status {rc}: {fio.stderr_tail()}"
+            return "aborted", reason
+        errors = _job_errors(fio.last_doc)
+        if errors:
+            return "aborted", f"fio reported IO errors: {errors}"
+        return "done", ""
+
+    def _drain(self, fio: FioProcess, sampler: Sampler) -> None:
+        """After a stop: keep the seconds fio reported on its way out."""
+        try:
+            for doc in fio.documents(poll=0.5):
+                if doc is None:
+                    break
+                self._record(sampler.feed(doc))
+        except Exception:  # noqa: S110 - best effort while stopping
+            pass
+
+    def _record(self, samples: list[Sample]) -> None:
+        assert self.run_dir
+        for s in samples:
+            row = s.row()
+            self.run_dir.append("series.ndjson", row)
+            rec = {"t": row["t"], "dt": row["dt"], "c": s.component, "ios": s.ios,
+                   "bytes": s.bytes, "lat_sum_ns": s.lat_sum_ns, "lat_max_ns": s.lat_max_ns,
+                   "behind_s": row["behind_s"], "bins": s.hist.to_json()}
+            self.run_dir.append("samples.ndjson", rec)
+            self.samples.append(rec)
+
+    # -- the verdict ----------------------------------------------------------------------
+    def _finish(self, status: str, reason: str) -> Outcome:
+        rd = self.run_dir
+        self._cleanup()
+        if rd is None:  # failed before a run directory existed
+            raise RunAborted(reason) if status == "aborted" else Interrupted()
+        start, end = self.plan.warmup, self.plan.total_seconds
+        stats = {c.name: aggregate(c, self.samples, start, end) for c in self.plan.components}
+        results = evaluate(self.plan.thresholds, self.plan.components, stats) \
+            if self.samples else []
+        if status == "done":
+            status = "passed" if all(r.passed for r in results) else "failed"
+        elapsed = time.time() - self.info.get("started", time.time())
+        self.info.update({
+            "status": status, "reason": reason, "elapsed_s": round(elapsed, 2),
+            "ended": time.time(),
+            "measured_window_s": [start, end],
+            "stats": {k: v.to_json() for k, v in stats.items()},
+            "thresholds": [r.to_json() for r in results],
+            "verdict": {"passed": sum(r.passed for r in results),
+                        "failed": sum(not r.passed for r in results)},
+        })
+        rd.event("run", outcome=status, reason=reason)
+        rd.write_json("run.json", self.info)
+        rd.close()
+        try:
+            Catalogue(self.opt.results_root).record(rd.path)
+        except Exception as e:  # the run is kept whatever happens to the index
+            self.console.print(f"[yellow]warning:[/] could not update the catalogue: {e}")
+        return Outcome(status, rd.path, reason, stats, results)
+
+    def _cleanup(self) -> None:
+        try:
+            d = self.platform.directory
+            if d and self.platform.temporary and not self.opt.keep:
+                shutil.rmtree(d, ignore_errors=True)
+                self.info.setdefault("target", {})["removed"] = True
+        finally:
+            self.platform.cleanup(self.opt.keep)
+
+
+def _job_errors(doc: dict[str, Any] | None) -> str:
+    if not doc:
+        return ""
+    errs = [f"{j.get('jobname')}: error {j.get('error')}" for j in doc.get("jobs", [])
+            if j.get("error")]
+    return "; ".join(errs[:3])
+
+
+def live_line(samples: list[Sample], warmup: float) -> str:
+    """`mail 242 IO/s 1.2ms p99 3.4ms | db ...` — per workload, this second."""
+    by_wl: dict[str, list[Sample]] = {}
+    for s in samples:
+        by_wl.setdefault(s.component.split(".")[0], []).append(s)
+    parts = []
+    for wl, ss in by_wl.items():
+        ios = sum(s.ios for s in ss)
+        dt = max((s.dt for s in ss), default=1.0)
+        lat = sum(s.lat_sum_ns for s in ss) / ios / 1e6 if ios else None
+        p99 = max((s.hist.percentile(99) or 0 for s in ss), default=0) / 1e6 or None
+        tag = " (warm-up)" if ss and ss[0].phase == "warmup" else ""
+        parts.append(f"{wl} {ios / dt:,.0f} IO/s {format_latency_ms(lat)} "
+                     f"p99 {format_latency_ms(p99)}{tag}")
+    return " | ".join(parts)
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, indent=2, default=str)

@@ -1,0 +1,123 @@
+"""fio as a local child process, with its status dumps delivered as they arrive.
+
+stdout is saved verbatim (the raw record) and split into JSON documents on the fly; stderr is
+saved too, since that is where fio says why it died.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from assay.exitcodes import UserError
+from assay.fio.jsonstream import JsonStream
+
+MIN_VERSION = (3, 16)
+
+
+def find_fio() -> str:
+    exe = os.environ.get("ASSAY_FIO") or shutil.which("fio")
+    if not exe:
+        raise UserError("fio is not installed. Install it (Debian/Ubuntu: apt-get install fio; "
+                        "`make demo` does it for you) or set ASSAY_FIO to its path.")
+    return exe
+
+
+def parse_only(jobfile: Path) -> str | None:
+    """fio's own check of a job file; returns its complaint, or None when fio accepts it."""
+    r = subprocess.run([find_fio(), "--parse-only", str(jobfile)], capture_output=True,
+                       text=True, check=False, timeout=60)
+    if r.returncode != 0:
+        return (r.stderr or r.stdout).strip() or f"fio --parse-only exited {r.returncode}"
+    return None
+
+
+class FioProcess:
+    def __init__(self, jobfile: Path, out_dir: Path, name: str = "fio",
+                 status_interval: float = 1.0, extra_args: list[str] | None = None):
+        self.jobfile = jobfile
+        self.stdout_path = out_dir / f"{name}.out.json"
+        self.stderr_path = out_dir / f"{name}.stderr.txt"
+        self.args = [find_fio(), "--output-format=json+", str(jobfile)]
+        if status_interval:
+            self.args.insert(2, f"--status-interval={status_interval:g}")
+        self.args += extra_args or []
+        self._docs: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self.proc: subprocess.Popen[str] | None = None
+        self.started_ms = 0.0
+        self.stream = JsonStream()
+        self.last_doc: dict[str, Any] | None = None
+        self._reader: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._stderr = open(self.stderr_path, "w", encoding="utf-8")  # noqa: SIM115
+        self.started_ms = time.time() * 1000
+        # own process group: a Ctrl-C reaches us, and we stop fio in order
+        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=self._stderr,
+                                     text=True, bufsize=1, start_new_session=True,
+                                     cwd=self.jobfile.parent)
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc and self.proc.stdout
+        with open(self.stdout_path, "w", encoding="utf-8") as raw:
+            for line in self.proc.stdout:
+                raw.write(line)
+                for doc in self.stream.feed(line):
+                    self._docs.put(doc)
+            raw.flush()
+            for doc in self.stream.close():
+                self._docs.put(doc)
+        self._docs.put(None)
+
+    def documents(self, poll: float = 0.2) -> Iterator[dict[str, Any] | None]:
+        """Yields each JSON document as it arrives, and None every `poll` s while waiting
+        (so the caller can run its timeline); ends when fio's output ends."""
+        while True:
+            try:
+                doc = self._docs.get(timeout=poll)
+            except queue.Empty:
+                yield None
+                continue
+            if doc is None:
+                return
+            self.last_doc = doc
+            yield doc
+
+    def stop(self, grace: float = 10.0) -> None:
+        """Ask fio to finish (it then prints its final report); kill it if it does not."""
+        if not self.proc or self.proc.poll() is not None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGINT)
+            self.proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        except ProcessLookupError:
+            pass
+
+    def wait(self) -> int:
+        assert self.proc
+        rc = self.proc.wait()
+        if self._reader:
+            self._reader.join(timeout=10)
+        self._stderr.close()
+        return rc
+
+    def stderr_tail(self, lines: int = 5) -> str:
+        try:
+            text = self.stderr_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        meaningful = [ln for ln in text.splitlines() if ln.strip()]
+        return "\n".join(meaningful[-lines:])

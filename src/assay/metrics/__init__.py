@@ -1,0 +1,1 @@
+"""Series, merged histograms, percentiles, windows: statistics done right."""

@@ -1,0 +1,167 @@
+"""Per-second samples from fio's cumulative status dumps.
+
+fio's `--status-interval` dumps are cumulative since the job started. Subtracting successive
+dumps gives each interval's IO count, bytes, latency sum and latency histogram, per job and
+direction; jobs that feed one component (e.g. the four data files of an OLTP database) are then
+merged by summing — counts and bins add exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from assay.metrics.histogram import Histogram
+
+DIRECTIONS = ("read", "write")
+
+
+@dataclass
+class Cumulative:
+    ios: int = 0
+    bytes: int = 0
+    lat_sum_ns: float = 0.0
+    lat_max_ns: int = 0
+    hist: Histogram = field(default_factory=Histogram)
+
+
+@dataclass
+class Sample:
+    """One component over one interval."""
+
+    component: str
+    t: float  # end of the interval, seconds since the load started
+    dt: float
+    ios: int
+    bytes: int
+    lat_sum_ns: float
+    lat_max_ns: int | None
+    hist: Histogram
+    target_iops: float | None = None
+    behind_s: float = 0.0  # how far the component lags its fixed-rate schedule
+    phase: str = "run"
+
+    @property
+    def iops(self) -> float:
+        return self.ios / self.dt if self.dt > 0 else 0.0
+
+    @property
+    def mbps(self) -> float:
+        return self.bytes / self.dt / 1e6 if self.dt > 0 else 0.0
+
+    def row(self) -> dict[str, Any]:
+        """The series record written to series.ndjson (latencies in ms)."""
+        pct = self.hist.percentiles()
+        avg = self.lat_sum_ns / self.ios / 1e6 if self.ios else None
+        return {
+            "t": round(self.t, 3), "dt": round(self.dt, 3), "c": self.component,
+            "phase": self.phase, "ios": self.ios, "bytes": self.bytes,
+            "iops": round(self.iops, 2), "mbps": round(self.mbps, 3),
+            "lat_avg_ms": _ms(avg, 1.0), "lat_p50_ms": _ms(pct[50.0]),
+            "lat_p95_ms": _ms(pct[95.0]), "lat_p99_ms": _ms(pct[99.0]),
+            "lat_p999_ms": _ms(pct[99.9]), "lat_max_ms": _ms(self.lat_max_ns),
+            "target_iops": self.target_iops, "behind_s": round(self.behind_s, 3),
+        }
+
+
+def _ms(ns: float | None, scale: float = 1e-6) -> float | None:
+    if ns is None:
+        return None
+    return round(ns * scale, 4)
+
+
+def _direction(job: dict[str, Any], d: str) -> Cumulative:
+    part = job.get(d) or {}
+    lat = part.get("lat_ns") or {}
+    hist_src = lat if "bins" in lat else (part.get("clat_ns") or {})
+    n = int(lat.get("N") or 0)
+    return Cumulative(
+        ios=n,  # lat_ns.N, not total_ios: total_ios stays 0 in interim dumps of some engines
+        bytes=int(part.get("io_bytes") or 0),
+        lat_sum_ns=float(lat.get("mean") or 0.0) * n,
+        lat_max_ns=int(lat.get("max") or 0),
+        hist=Histogram.from_fio(hist_src.get("bins") or {}),
+    )
+
+
+@dataclass
+class ComponentSpec:
+    component: str  # e.g. "db.data.read"
+    jobs: list[str]  # fio job names that feed it
+    direction: str
+    target_iops: float | None = None
+    poisson: bool = False
+    start_s: float = 0.0  # when its load starts (phases of a micro-benchmark)
+    end_s: float | None = None  # when it ends, if before the run does
+
+
+class Sampler:
+    """Feed fio dumps in order; get one Sample per component per interval."""
+
+    def __init__(self, components: list[ComponentSpec], warmup_s: float = 0.0):
+        self.components = components
+        self.warmup_s = warmup_s
+        self._last: dict[tuple[str, str], Cumulative] = {}
+        self._t0_ms: float | None = None
+        self._last_t = 0.0
+        self._done: dict[str, int] = {c.component: 0 for c in components}
+
+    def start(self, epoch_ms: float) -> None:
+        """The wall-clock time fio was started: t=0 of the series."""
+        self._t0_ms = epoch_ms
+
+    def feed(self, dump: dict[str, Any]) -> list[Sample]:
+        ts = float(dump.get("timestamp_ms") or 0)
+        if self._t0_ms is None:
+            self._t0_ms = ts - 1000.0
+        t = max((ts - self._t0_ms) / 1000.0, self._last_t)
+        dt = t - self._last_t
+        jobs: dict[str, dict[str, Any]] = {}
+        for j in dump.get("jobs", []):  # numjobs clones share a name: key them apart
+            name = str(j.get("jobname"))
+            n = 0
+            while f"{name}#{n}" in jobs:
+                n += 1
+            jobs[f"{name}#{n}"] = j
+        if dt <= 0.05:  # a repeated or final dump right after an interval: fold into the next
+            return []
+        diffs: dict[tuple[str, str], Cumulative] = {}
+        for name, job in jobs.items():
+            for d in DIRECTIONS:
+                now = _direction(job, d)
+                prev = self._last.get((name, d), Cumulative())
+                if now.ios < prev.ios:  # counters restarted (fio ramp): take as a new base
+                    prev = Cumulative()
+                diffs[(name, d)] = Cumulative(
+                    ios=now.ios - prev.ios, bytes=max(now.bytes - prev.bytes, 0),
+                    lat_sum_ns=max(now.lat_sum_ns - prev.lat_sum_ns, 0.0),
+                    lat_max_ns=now.lat_max_ns if now.lat_max_ns > prev.lat_max_ns else 0,
+                    hist=now.hist.minus(prev.hist))
+                self._last[(name, d)] = now
+        samples = [self._sample(spec, diffs, t, dt) for spec in self.components]
+        self._last_t = t
+        return samples
+
+    def _sample(self, spec: ComponentSpec, diffs: dict[tuple[str, str], Cumulative], t: float,
+                dt: float) -> Sample:
+        parts = [c for (key, d), c in diffs.items()
+                 if d == spec.direction and key.rsplit("#", 1)[0] in spec.jobs]
+        hist = Histogram.merged(p.hist for p in parts)
+        ios = sum(p.ios for p in parts)
+        exact_max = max((p.lat_max_ns for p in parts), default=0)
+        # a new cumulative maximum is exact; otherwise the top bucket of this interval's bins
+        lat_max = max(exact_max, hist.max or 0) or None
+        self._done[spec.component] += ios
+        behind = 0.0
+        if spec.target_iops and t > spec.start_s:
+            due = spec.target_iops * (t - spec.start_s)
+            # Poisson arrivals wander by ±1.96·√n around the mean schedule: not a lag
+            slack = 1.96 * math.sqrt(due) if spec.poisson else 1.0
+            short = due - self._done[spec.component] - slack
+            behind = max(short / spec.target_iops, 0.0)
+        return Sample(
+            component=spec.component, t=t, dt=dt, ios=ios, bytes=sum(p.bytes for p in parts),
+            lat_sum_ns=sum(p.lat_sum_ns for p in parts), lat_max_ns=lat_max, hist=hist,
+            target_iops=spec.target_iops, behind_s=behind,
+            phase="warmup" if t <= self.warmup_s + 1e-6 else "run")

@@ -1,0 +1,123 @@
+"""Whole-window statistics per component, from per-second samples.
+
+Counts, bytes and latency sums add; histograms merge; the maximum is the maximum. Nothing is
+averaged that should not be.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from assay.metrics.histogram import Histogram
+
+
+@dataclass
+class ComponentInfo:
+    """What the plan knows about a component (stored in run.json)."""
+
+    name: str  # workload.stream.direction
+    target_iops: float | None = None
+    poisson: bool = False
+    start_s: float = 0.0
+    end_s: float | None = None
+    transactional: bool = True
+
+    @property
+    def workload(self) -> str:
+        return self.name.split(".")[0]
+
+    @property
+    def stream(self) -> str:
+        return self.name.split(".")[1]
+
+    @property
+    def direction(self) -> str:
+        return self.name.split(".")[2]
+
+
+@dataclass
+class Stats:
+    component: str
+    seconds: float
+    ios: int
+    bytes: int
+    iops: float
+    mbps: float
+    lat_avg_ms: float | None
+    lat_p50_ms: float | None
+    lat_p95_ms: float | None
+    lat_p99_ms: float | None
+    lat_p999_ms: float | None
+    lat_max_ms: float | None
+    target_iops: float | None
+    behind_max_s: float
+    rate_tolerance: float  # IOPS a fixed-rate component may fall short by, from pacing noise
+
+    @property
+    def achieved_pct(self) -> float | None:
+        return 100.0 * self.iops / self.target_iops if self.target_iops else None
+
+    def metric(self, name: str) -> float | None:
+        """The value a threshold metric names (latencies in ms)."""
+        if name == "behind":
+            return self.behind_max_s
+        if name in ("iops", "mbps"):
+            return float(getattr(self, name))
+        value = getattr(self, f"{name}_ms")
+        return None if value is None else float(value)
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["achieved_pct"] = None if self.achieved_pct is None else round(self.achieved_pct, 3)
+        for k, v in d.items():
+            if isinstance(v, float):
+                d[k] = round(v, 4)
+        return d
+
+
+def ns_to_ms(ns: float | None) -> float | None:
+    return None if ns is None else ns / 1e6
+
+
+def aggregate(info: ComponentInfo, samples: Iterable[dict[str, Any]], start: float,
+              end: float) -> Stats:
+    """Stats of one component over samples whose interval ends in (start, end]."""
+    lo = max(start, info.start_s)
+    hi = min(end, info.end_s) if info.end_s is not None else end
+    seconds = 0.0
+    ios = nbytes = 0
+    lat_sum = 0.0
+    lat_max: float | None = None
+    behind = 0.0
+    hist = Histogram()
+    for s in samples:
+        if s["c"] != info.name or not (lo < s["t"] <= hi + 1e-6):
+            continue
+        seconds += s["dt"]
+        ios += s["ios"]
+        nbytes += s["bytes"]
+        lat_sum += s["lat_sum_ns"]
+        if s.get("lat_max_ns"):
+            lat_max = max(lat_max or 0, s["lat_max_ns"])
+        behind = max(behind, s.get("behind_s") or 0.0)
+        hist.add(Histogram.from_fio(s.get("bins") or {}))
+    pct = hist.percentiles()
+    iops = ios / seconds if seconds else 0.0
+    target = info.target_iops
+    tolerance = 0.0
+    if target and seconds:
+        # Poisson arrivals: 95 % prediction band (X-Ray's 1.96·√λ); even pacing: 0.5 % for the
+        # one-second granularity of fio's status dumps
+        tolerance = (1.96 * math.sqrt(target * seconds) / seconds if info.poisson
+                     else 0.005 * target)
+    return Stats(
+        component=info.name, seconds=seconds, ios=ios, bytes=nbytes, iops=iops,
+        mbps=nbytes / seconds / 1e6 if seconds else 0.0,
+        lat_avg_ms=lat_sum / ios / 1e6 if ios else None,
+        lat_p50_ms=ns_to_ms(pct[50.0]), lat_p95_ms=ns_to_ms(pct[95.0]),
+        lat_p99_ms=ns_to_ms(pct[99.0]), lat_p999_ms=ns_to_ms(pct[99.9]),
+        lat_max_ms=ns_to_ms(lat_max), target_iops=target, behind_max_s=behind,
+        rate_tolerance=tolerance)

@@ -1,0 +1,189 @@
+"""Scenario → plan: the streams, fio jobs, graded components and thresholds of a run.
+
+Everything that can be checked without IO is checked here, and every problem comes back at
+once with file:line: a bad key, a bad unit, a threshold that names no component.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from assay import actions as action_registry
+from assay import workloads
+from assay.fio.jobfile import FioJob, Options, render
+from assay.metrics.sampler import ComponentSpec
+from assay.metrics.summary import ComponentInfo
+from assay.scenario.loader import load_text
+from assay.scenario.models import ResolvedScenario, Scenario
+from assay.scenario.units import format_duration, format_size
+from assay.scenario.yamlsource import Issue, ScenarioInvalid
+from assay.thresholds.evaluate import expand, resolve
+from assay.thresholds.grammar import Threshold, ThresholdError
+from assay.workloads.base import BuildContext, Stream
+
+PLACEHOLDER_DIR = "<target directory>"
+
+
+@dataclass
+class Plan:
+    resolved: ResolvedScenario
+    streams: list[Stream]
+    thresholds: list[Threshold]
+    duration: float  # measured seconds
+    warmup: float
+    notes: list[str]
+
+    @property
+    def scenario(self) -> Scenario:
+        return self.resolved.scenario
+
+    @property
+    def name(self) -> str:
+        return self.resolved.scenario.name
+
+    @property
+    def total_seconds(self) -> float:
+        return self.warmup + self.duration
+
+    @property
+    def specs(self) -> list[ComponentSpec]:
+        return [c for s in self.streams for c in s.components]
+
+    @property
+    def components(self) -> list[ComponentInfo]:
+        return [ComponentInfo(c.component, c.target_iops, c.poisson, c.start_s, c.end_s,
+                              s.transactional) for s in self.streams for c in s.components]
+
+    @property
+    def files(self) -> list[tuple[str, int]]:
+        seen: dict[str, int] = {}
+        for s in self.streams:
+            for f in s.files:
+                seen[f.name] = max(seen.get(f.name, 0), f.size)
+        return list(seen.items())
+
+    @property
+    def dataset_bytes(self) -> int:
+        return sum(size for _, size in self.files)
+
+    def global_options(self, directory: str, direct: bool = True) -> Options:
+        target = self.scenario.target
+        return {
+            "ioengine": target.ioengine or "libaio",
+            "direct": int(direct),
+            "directory": directory,
+            "time_based": True,
+            "runtime": f"{self.total_seconds:g}s",
+            "lat_percentiles": 1,  # bins for total latency (submit → completion)
+            "randseed": self.scenario.seed,
+            "thread": False,
+        }
+
+    def jobfile(self, directory: str = PLACEHOLDER_DIR, direct: bool = True) -> str:
+        header = (f"assay run of scenario {self.name!r}: "
+                  f"{format_duration(self.warmup)} warm-up + "
+                  f"{format_duration(self.duration)} measured\n"
+                  f"dataset {format_size(self.dataset_bytes)} in {len(self.files)} files")
+        return render(self.global_options(directory, direct),
+                      [j for s in self.streams for j in s.jobs], header)
+
+    def prefill_jobfile(self, files: list[tuple[str, int]], directory: str,
+                        direct: bool = True) -> str:
+        """Sequential 1 MiB writes of each file with the workload's data pattern."""
+        data_opts = {f.name: _write_data_options(s) for s in self.streams for f in s.files}
+        jobs = [FioJob(f"prefill.{name}", {
+            "filename": name, "size": size, "rw": "write", "bs": "1m", "iodepth": 8,
+            **data_opts.get(name, {}),
+        }) for name, size in files]
+        glob: Options = {"ioengine": self.scenario.target.ioengine or "libaio",
+                         "direct": int(direct), "directory": directory,
+                         "randseed": self.scenario.seed, "end_fsync": 1}
+        return render(glob, jobs, f"assay prefill for scenario {self.name!r}")
+
+
+def _write_data_options(stream: Stream) -> Options:
+    keys = ("buffer_compress_percentage", "buffer_compress_chunk", "dedupe_percentage",
+            "refill_buffers")
+    for job in stream.jobs:
+        if any(k in job.options for k in keys):
+            return {k: job.options[k] for k in keys if k in job.options}
+    return {"refill_buffers": True}
+
+
+def builtin_scenarios() -> dict[str, str]:
+    """Name → YAML text of the scenarios shipped with assay."""
+    out = {}
+    for entry in resources.files("assay.scenarios").iterdir():
+        if entry.name.endswith(".yaml"):
+            out[entry.name[:-5]] = entry.read_text(encoding="utf-8")
+    return dict(sorted(out.items()))
+
+
+def read_scenario(ref: str) -> tuple[str, str, Path | None]:
+    """A built-in name or a file path → (text, display name, directory for relative paths)."""
+    path = Path(ref)
+    if path.is_file():
+        try:
+            return path.read_text(encoding="utf-8"), str(path), path.parent
+        except (OSError, UnicodeDecodeError) as e:
+            raise ScenarioInvalid([Issue(ref, None, "", f"cannot read: {e}")]) from None
+    builtins = builtin_scenarios()
+    if ref in builtins:
+        return builtins[ref], f"<built-in {ref}>", None
+    hint = "" if ref.endswith((".yaml", ".yml")) else \
+        f" (built-in scenarios: {', '.join(builtins)})"
+    raise ScenarioInvalid([Issue(ref, None, "", f"no such scenario file or built-in{hint}")])
+
+
+def load(ref: str, duration: float | None = None) -> Plan:
+    """Read, validate and plan a scenario (built-in name or file)."""
+    text, display, base = read_scenario(ref)
+    return plan_text(text, display, base, duration)
+
+
+def plan_text(text: str, file: str, base_dir: Path | None = None,
+              duration: float | None = None) -> Plan:
+    resolved = load_text(text, file, workloads.kinds(), action_registry.actions())
+    sc = resolved.scenario
+    run_seconds = duration if duration is not None else sc.timeline.duration
+    ctx = BuildContext(seed=sc.seed, duration=run_seconds, warmup=sc.timeline.warmup)
+    streams: list[Stream] = []
+    issues: list[Issue] = []
+    src = resolved.source
+    for name, params in resolved.workloads.items():
+        if params.kind == "fio":
+            params = params.model_copy(update={"base_dir": str(base_dir or Path.cwd())})
+        module = workloads.kind_module(params.kind)
+        try:
+            streams.extend(module.build(name, params, ctx))
+        except ValueError as e:
+            issues.append(src.issue(("workloads", name), str(e)))
+        if params.kind == "micro":
+            run_seconds = max(run_seconds, module.duration(params, run_seconds))
+    components = [ComponentInfo(c.component, c.target_iops) for s in streams
+                  for c in s.components]
+    thresholds = _thresholds(resolved, components, issues)
+    if issues:
+        raise ScenarioInvalid(issues)
+    return Plan(resolved, streams, thresholds, run_seconds, sc.timeline.warmup, ctx.notes)
+
+
+def _thresholds(resolved: ResolvedScenario, components: list[ComponentInfo],
+                issues: list[Issue]) -> list[Threshold]:
+    spec = resolved.scenario.thresholds
+    src = resolved.source
+    entries = (list(spec.items()) if isinstance(spec, dict)
+               else [(i, e) for i, e in enumerate(spec)])
+    out: list[Threshold] = []
+    for key, value in entries:
+        path = ("thresholds", key)
+        try:
+            parsed = expand({key: str(value)} if isinstance(key, str) else [value])
+            for t in parsed:
+                resolve(t, components)
+            out.extend(parsed)
+        except ThresholdError as e:
+            issues.append(src.issue(path, str(e)))
+    return out

@@ -1,0 +1,65 @@
+"""Never destroy data assay did not create.
+
+A directory target keeps a manifest of the files assay made (`.assay-files.json`); any other
+file with the same name is refused unless the user passes --force. A raw block device is
+refused when it holds a filesystem or partition table or is mounted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from assay.exitcodes import UserError
+
+MANIFEST = ".assay-files.json"
+
+
+def read_manifest(directory: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def write_manifest(directory: Path, files: dict[str, Any]) -> None:
+    tmp = directory / f"{MANIFEST}.tmp"
+    tmp.write_text(json.dumps(files, indent=1, sort_keys=True), encoding="utf-8")
+    tmp.replace(directory / MANIFEST)
+
+
+def check_files(directory: Path, names: list[str], force: bool) -> None:
+    """Refuse to write into existing files that assay did not create."""
+    owned = read_manifest(directory)
+    foreign = [n for n in names if (directory / n).exists() and n not in owned]
+    if foreign and not force:
+        shown = ", ".join(foreign[:5]) + (" ..." if len(foreign) > 5 else "")
+        raise UserError(f"{directory} already holds files assay did not create: {shown}. "
+                        f"assay would overwrite them. Use an empty directory, or pass --force "
+                        f"to overwrite them.")
+
+
+def check_block_device(device: str, force: bool) -> None:
+    """Refuse a device with a filesystem, partition table or mount, unless forced."""
+    if not os.path.exists(device):
+        raise UserError(f"target device {device} does not exist")
+    real = os.path.realpath(device)
+    problems = []
+    sig = subprocess.run(["blkid", "-p", "-o", "export", real], capture_output=True, text=True,
+                         check=False)
+    for line in sig.stdout.splitlines():
+        if line.startswith(("TYPE=", "PTTYPE=")):
+            problems.append(line.replace("=", " ", 1).lower())
+    with open("/proc/mounts", encoding="utf-8") as fh:
+        if any(line.split()[0] in (device, real) for line in fh):
+            problems.append("is mounted")
+    holders = Path("/sys/class/block") / Path(real).name / "holders"
+    if holders.exists() and any(holders.iterdir()):
+        problems.append("is in use by another device")
+    if problems and not force:
+        raise UserError(f"refusing to write to {device}: it {'; '.join(problems)}. Its data "
+                        f"would be destroyed. Pass --force only if that is what you want.")

@@ -1,0 +1,76 @@
+"""The terminal summary: thresholds first, then a Jetstress-like table per workload."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from assay.scenario.units import format_duration, format_latency_ms
+
+STATUS_STYLE = {"passed": "bold green", "failed": "bold red", "aborted": "bold yellow",
+                "interrupted": "bold yellow", "running": "bold blue"}
+
+
+def _num(v: float | None, fmt: str = "{:,.0f}") -> str:
+    return "-" if v is None else fmt.format(v)
+
+
+def print_summary(console: Console, run: dict[str, Any], run_dir: Path) -> None:
+    status = run.get("status", "?")
+    style = STATUS_STYLE.get(status, "bold")
+    console.print()
+    verdict = run.get("verdict") or {}
+    head = f"[{style}]{status.upper()}[/]  {run.get('scenario', {}).get('name', '')}"
+    if verdict:
+        head += f"  ({verdict.get('passed', 0)} thresholds passed, {verdict.get('failed', 0)} " \
+                f"failed)"
+    console.print(head)
+    if run.get("reason"):
+        console.print(f"[yellow]reason:[/] {run['reason']}")
+    thresholds = run.get("thresholds") or []
+    if thresholds:
+        t = Table(title="Thresholds", title_justify="left", show_edge=False, pad_edge=False)
+        for col in ("", "threshold", "component", "observed", "bound", "note"):
+            t.add_column(col)
+        for r in thresholds:
+            metric = r["metric"]
+            fmt = (lambda v: format_latency_ms(v)) if metric.startswith("lat_") else \
+                (lambda v: _num(v, "{:,.1f}"))
+            t.add_row("[green]✓[/]" if r["passed"] else "[red]✗[/]", r["expr"], r["component"],
+                      fmt(r["observed"]), fmt(r["bound"]), r.get("note") or "")
+        console.print(t)
+    elif status in ("passed", "failed"):
+        console.print("no thresholds declared: nothing was graded")
+    _workload_tables(console, run)
+    for w in run.get("warnings") or []:
+        console.print(f"[yellow]warning:[/] {w}")
+    window = run.get("measured_window_s") or [0, 0]
+    console.print(f"measured {format_duration(window[1] - window[0])} after "
+                  f"{format_duration(window[0])} warm-up; results: {run_dir}")
+
+
+def _workload_tables(console: Console, run: dict[str, Any]) -> None:
+    stats = run.get("stats") or {}
+    by_wl: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for name, s in stats.items():
+        wl, comp = name.split(".", 1)
+        by_wl.setdefault(wl, []).append((comp, s))
+    for wl, rows in by_wl.items():
+        t = Table(title=f"Workload {wl}", title_justify="left", show_edge=False, pad_edge=False)
+        for col in ("component", "target IO/s", "achieved IO/s", "%", "MB/s", "avg", "p50",
+                    "p99", "p99.9", "max"):
+            t.add_column(col, justify="left" if col == "component" else "right")
+        for comp, s in rows:
+            pct = s.get("achieved_pct")
+            pct_txt = "-" if pct is None else (f"[red]{pct:.1f}[/]" if pct < 99 else f"{pct:.1f}")
+            t.add_row(comp, _num(s.get("target_iops"), "{:,.1f}"), _num(s.get("iops"), "{:,.1f}"),
+                      pct_txt, _num(s.get("mbps"), "{:,.2f}"),
+                      format_latency_ms(s.get("lat_avg_ms")),
+                      format_latency_ms(s.get("lat_p50_ms")),
+                      format_latency_ms(s.get("lat_p99_ms")),
+                      format_latency_ms(s.get("lat_p999_ms")),
+                      format_latency_ms(s.get("lat_max_ms")))
+        console.print(t)

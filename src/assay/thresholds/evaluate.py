@@ -1,0 +1,132 @@
+"""Thresholds × component stats → a verdict. Every threshold is checked at plan time too, so a
+threshold that names nothing is an error before any IO, never a silent pass."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from assay.metrics.summary import ComponentInfo, Stats
+from assay.thresholds.grammar import Threshold, ThresholdError, parse
+from assay.thresholds.presets import PRESETS
+
+
+@dataclass
+class Result:
+    threshold: Threshold
+    component: str
+    observed: float | None
+    bound: float
+    passed: bool
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"expr": self.threshold.text, "component": self.component,
+                "metric": self.threshold.metric, "observed": _round(self.observed),
+                "bound": _round(self.bound), "passed": self.passed, "note": self.note,
+                "source": self.threshold.source}
+
+
+def _round(v: float | None) -> float | None:
+    return None if v is None else round(v, 4)
+
+
+def expand(spec: Mapping[str, str] | Sequence[str | Mapping[str, str]]) -> list[Threshold]:
+    """The scenario's `thresholds` value → parsed thresholds (presets expanded)."""
+    items: list[tuple[str, str]] = []
+    if isinstance(spec, Mapping):
+        items = list(spec.items())
+    else:
+        for entry in spec:
+            if isinstance(entry, str):
+                items.append(("", entry))
+            else:
+                items.extend(entry.items())
+    out: list[Threshold] = []
+    for key, value in items:
+        value = str(value).strip()
+        if not key:
+            out.append(parse(value))
+        elif value in PRESETS:
+            out.extend(parse(f"{key}.{t}", source=f"preset {value}") for t in PRESETS[value])
+        elif value[:1] in "<>=!":
+            out.append(parse(f"{key} {value}"))
+        else:
+            raise ThresholdError(f"{key}: {value!r} is neither `OP value` (e.g. `< 20ms`) nor a "
+                                 f"preset ({', '.join(PRESETS)})")
+    return out
+
+
+def matches(t: Threshold, info: ComponentInfo) -> bool:
+    parts = t.selector
+    names = (info.workload, info.stream, info.direction)
+    if not parts:
+        return True
+    if len(parts) == 1:
+        return parts[0] in (info.workload, info.direction)
+    if len(parts) == 2:
+        return parts[0] == info.workload and parts[1] in (info.stream, info.direction)
+    return tuple(parts) == names
+
+
+def resolve(t: Threshold, components: Sequence[ComponentInfo]) -> list[ComponentInfo]:
+    """The components a threshold applies to; an error when it names none."""
+    hit = [c for c in components if matches(t, c)]
+    if t.target_fraction is not None:
+        hit = [c for c in hit if c.target_iops]
+        if not hit:
+            raise ThresholdError(f"{t.text!r}: no fixed-rate component matches, so there is no "
+                                 f"target to compare with")
+    if not hit:
+        known = ", ".join(c.name for c in components)
+        raise ThresholdError(f"{t.text!r}: matches no component (components: {known})")
+    return hit
+
+
+def evaluate(thresholds: Sequence[Threshold], components: Sequence[ComponentInfo],
+             stats: Mapping[str, Stats]) -> list[Result]:
+    results = []
+    for t in thresholds:
+        for info in resolve(t, components):
+            s = stats[info.name]
+            results.append(_check(t, s))
+    return results
+
+
+def _check(t: Threshold, s: Stats) -> Result:
+    observed = s.metric(t.metric)
+    note = ""
+    if t.target_fraction is not None:
+        assert s.target_iops
+        target = s.target_iops if t.metric == "iops" else None
+        if target is None:
+            raise ThresholdError(f"{t.text!r}: mbps has no target")
+        bound = target * t.target_fraction
+        slack = s.rate_tolerance if t.op in (">=", ">") else 0.0
+        passed = observed is not None and t.holds(observed + slack, bound)
+        if slack and observed is not None and observed < bound <= observed + slack:
+            note = f"within pacing tolerance ({slack:.1f} IO/s)"
+        if s.behind_max_s > 1.0:
+            passed = False  # a run that fell behind its schedule cannot pass a rate threshold
+            note = f"fell {s.behind_max_s:.1f}s behind its schedule"
+        return Result(t, s.component, observed, bound, passed, note)
+    assert t.value is not None
+    if observed is None:
+        return Result(t, s.component, None, t.value, False, "no IO measured")
+    return Result(t, s.component, observed, t.value, t.holds(observed, t.value), note)
+
+
+def validate(spec: Any, components: Sequence[ComponentInfo]) -> list[str]:
+    """Problems with the thresholds of a plan, as messages (empty when all is well)."""
+    problems = []
+    try:
+        thresholds = expand(spec)
+    except ThresholdError as e:
+        return [str(e)]
+    for t in thresholds:
+        try:
+            resolve(t, components)
+        except ThresholdError as e:
+            problems.append(str(e))
+    return problems
