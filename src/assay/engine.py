@@ -22,6 +22,8 @@ from rich.console import Console
 from assay.console import LiveProgress
 from assay.exitcodes import AssayError, ExitCode, RunAborted, UserError
 from assay.fio.process import FioProcess, parse_only
+from assay.hosts import cgroup
+from assay.hosts.cgroup import BlkioGroup
 from assay.hosts.fingerprint import host_facts, target_facts
 from assay.metrics.sampler import Sample, Sampler
 from assay.metrics.summary import Stats, aggregate
@@ -99,6 +101,7 @@ class Engine:
         self.samples: list[dict[str, Any]] = []
         self.info: dict[str, Any] = {}
         self.created: list[str] = []
+        self.cgroup: BlkioGroup | None = None  # fio runs in it, so actions can throttle it
 
     # -- the run -------------------------------------------------------------------------
     def execute(self) -> Outcome:
@@ -171,6 +174,13 @@ class Engine:
         if self.info["target"].get("dataset_to_ram", 0) and \
                 self.info["target"]["dataset_to_ram"] < 1 and not direct:
             self._warn("the dataset fits in RAM and IO is buffered: you are measuring memory")
+        if self.plan.scenario.target.throttle and not cgroup.available():
+            raise UserError("target.throttle needs cgroup v1 blkio (root, mounted at "
+                            f"{cgroup.BLKIO_ROOT})")
+        if cgroup.available():
+            self.cgroup = BlkioGroup(f"assay/{rd.id}").create()
+            self.platform.apply_limits(self.cgroup)
+            self.info["target"]["blkio_limits"] = self.cgroup.limits()
         rd.write_json("run.json", self.info)
         return directory
 
@@ -248,7 +258,8 @@ class Engine:
         host = rd.host_dir("local")
         sampler = Sampler(self.plan.specs, warmup_s=self.plan.warmup)
         timeline = self.opt.timeline(self.plan, self.platform, rd) if self.opt.timeline else None
-        fio = FioProcess(host / "run.fio", host, name="run")
+        fio = FioProcess(host / "run.fio", host, name="run",
+                         cgroup_procs=self.cgroup.path / "cgroup.procs" if self.cgroup else None)
         rd.event("load", outcome="started")
         fio.start()
         sampler.start(fio.started_ms)
@@ -347,6 +358,8 @@ class Engine:
                 shutil.rmtree(d, ignore_errors=True)
                 self.info.setdefault("target", {})["removed"] = True
         finally:
+            if self.cgroup:
+                self.cgroup.remove()
             self.platform.cleanup(self.opt.keep)
 
 

@@ -42,7 +42,8 @@ def parse_only(jobfile: Path) -> str | None:
 
 class FioProcess:
     def __init__(self, jobfile: Path, out_dir: Path, name: str = "fio",
-                 status_interval: float = 1.0, extra_args: list[str] | None = None):
+                 status_interval: float = 1.0, extra_args: list[str] | None = None,
+                 cgroup_procs: Path | None = None):
         self.jobfile = jobfile
         self.stdout_path = out_dir / f"{name}.out.json"
         self.stderr_path = out_dir / f"{name}.stderr.txt"
@@ -56,14 +57,22 @@ class FioProcess:
         self.stream = JsonStream()
         self.last_doc: dict[str, Any] | None = None
         self._reader: threading.Thread | None = None
+        self.cgroup_procs = cgroup_procs  # join this cgroup before exec (blkio throttling)
 
     def start(self) -> None:
         self._stderr = open(self.stderr_path, "w", encoding="utf-8")  # noqa: SIM115
         self.started_ms = time.time() * 1000
         # own process group: a Ctrl-C reaches us, and we stop fio in order
+        procs = self.cgroup_procs
+
+        def enter_cgroup() -> None:  # runs in the child before exec: fio's jobs inherit it
+            if procs is not None:
+                procs.write_text(str(os.getpid()))
+
         self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=self._stderr,
                                      text=True, bufsize=1, start_new_session=True,
-                                     cwd=self.jobfile.parent)
+                                     cwd=self.jobfile.parent,
+                                     preexec_fn=enter_cgroup if procs else None)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 

@@ -107,6 +107,16 @@ class Timeline(Strict):
     steps: list[dict[str, Any]] = Field(default_factory=list)
 
 
+class Throttle(Strict):
+    """A blkio cap on a block device for the run's fio processes (cgroup v1)."""
+
+    device: str = Field(..., description="block device node, e.g. /dev/loop3")
+    read_iops: int = Field(0, ge=0)
+    write_iops: int = Field(0, ge=0)
+    read_bps: Size = Field(0)
+    write_bps: Size = Field(0)
+
+
 class Target(Strict):
     """Where the IO goes. Default: a temporary directory on the local host."""
 
@@ -116,6 +126,8 @@ class Target(Strict):
     direct: bool | None = Field(None, description="O_DIRECT; default on where supported")
     ioengine: str | None = Field(None, description="fio ioengine; default libaio")
     options: dict[str, Any] = Field(default_factory=dict, description="platform driver settings")
+    throttle: list[Throttle] = Field(default_factory=list,
+                                     description="device caps for the whole run (known capacity)")
 
     @model_validator(mode="after")
     def _one_place(self) -> Target:

@@ -1,0 +1,78 @@
+"""Shared fixtures: real fio runs in temporary directories, loop-device filesystems as root."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from assay.engine import Engine, Outcome, RunOptions
+from assay.plan import Plan, plan_text
+from assay.results.rundir import read_json
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (loop devices, mounts)")
+
+
+def quiet_console() -> Console:
+    return Console(file=open(os.devnull, "w"), width=120)  # noqa: SIM115
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    return tmp_path / "results"
+
+
+@pytest.fixture
+def run_scenario(tmp_path: Path, results: Path) -> Callable[..., tuple[Outcome, dict[str, Any]]]:
+    """Run scenario YAML text for real; returns the outcome and the stored run.json."""
+
+    def run(text: str, *, duration: float | None = None, target_dir: Path | None = None,
+            **options: Any) -> tuple[Outcome, dict[str, Any]]:
+        plan: Plan = plan_text(text, "test.yaml", tmp_path, duration)
+        if target_dir is not None:
+            plan.scenario.target.path = str(target_dir)
+        outcome = Engine(plan, RunOptions(results, **options), quiet_console()).execute()
+        return outcome, read_json(outcome.run_dir / "run.json")
+
+    return run
+
+
+@pytest.fixture
+def loopfs(tmp_path: Path) -> Iterator[Callable[..., tuple[str, Path]]]:
+    """Factory: a filesystem on a fresh loop device, mounted; all undone afterwards.
+
+    Returns (loop device, mountpoint). `fstype` is xfs or btrfs (mkfs must exist).
+    """
+    made: list[tuple[str, Path, Path]] = []
+
+    def make(fstype: str = "xfs", size: str = "1G", mkfs_args: tuple[str, ...] = ()) \
+            -> tuple[str, Path]:
+        if shutil.which(f"mkfs.{fstype}") is None:
+            pytest.skip(f"mkfs.{fstype} is not installed")
+        image = tmp_path / f"{fstype}-{uuid.uuid4().hex[:6]}.img"
+        subprocess.run(["truncate", "-s", size, str(image)], check=True)
+        dev = subprocess.run(["losetup", "-f", "--show", str(image)], capture_output=True,
+                             text=True, check=True).stdout.strip()
+        mnt = tmp_path / f"mnt-{uuid.uuid4().hex[:6]}"
+        mnt.mkdir()
+        made.append((dev, mnt, image))
+        force = "-f"
+        subprocess.run([f"mkfs.{fstype}", force, *mkfs_args, dev], capture_output=True,
+                       check=True)
+        subprocess.run(["mount", dev, str(mnt)], check=True)
+        return dev, mnt
+
+    yield make
+    for dev, mnt, _ in reversed(made):
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+        subprocess.run(["losetup", "-d", dev], check=False)
