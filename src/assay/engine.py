@@ -25,6 +25,7 @@ from assay.fio.process import FioProcess, parse_only
 from assay.hosts import cgroup
 from assay.hosts.cgroup import BlkioGroup
 from assay.hosts.fingerprint import host_facts, target_facts
+from assay.metrics.advice import advise
 from assay.metrics.sampler import Sample, Sampler
 from assay.metrics.summary import Stats, aggregate
 from assay.plan import Plan
@@ -57,6 +58,8 @@ class RunOptions:
     json_mode: bool = False
     parent: str | None = None  # a search or sweep this run belongs to
     timeline: TimelineFactory | None = None
+    # called each second with the samples so far; a reason ends the run early as failed
+    should_stop: Callable[[list[dict[str, Any]]], str | None] | None = None
 
 
 @dataclass
@@ -268,6 +271,7 @@ class Engine:
             timeline.start(t0)
         total = self.plan.total_seconds
         reason = ""
+        stop: str | None = None
         try:
             with LiveProgress(self.console, "run", total) as bar:
                 for doc in fio.documents():
@@ -280,6 +284,9 @@ class Engine:
                     fresh = sampler.feed(doc)
                     self._record(fresh)
                     bar.update(t, live_line(fresh, self.plan.warmup))
+                    stop = self.opt.should_stop(self.samples) if self.opt.should_stop else None
+                    if stop:
+                        break
         except BaseException:
             fio.stop()
             fio.wait()
@@ -287,6 +294,13 @@ class Engine:
             if timeline:
                 timeline.finish()
             raise
+        if stop:  # the verdict is already certain: do not spend the rest of the run
+            fio.stop()
+            fio.wait()
+            if timeline:
+                timeline.finish()
+            rd.event("load", outcome="stopped early", reason=stop)
+            return "failed", f"stopped early: {stop}"
         rc = fio.wait()
         if timeline:
             timeline.finish()
@@ -332,6 +346,12 @@ class Engine:
             if self.samples else []
         if status == "done":
             status = "passed" if all(r.passed for r in results) else "failed"
+        series = [{"t": s["t"], "dt": s["dt"], "c": s["c"],
+                   "iops": s["ios"] / s["dt"] if s["dt"] else 0.0} for s in self.samples]
+        ratios = {n: (w.data.compressibility, w.data.dedupe)
+                  for n, w in self.plan.resolved.workloads.items()}
+        for text in advise(stats, series, start, ratios):
+            self.info.setdefault("warnings", []).append(text)
         elapsed = time.time() - self.info.get("started", time.time())
         self.info.update({
             "status": status, "reason": reason, "elapsed_s": round(elapsed, 2),

@@ -8,6 +8,7 @@ A throttled loop device gives a platform of known capacity for tests and benchma
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from dataclasses import dataclass
@@ -70,10 +71,8 @@ class BlkioGroup:
             return
         procs = (self.path / "cgroup.procs").read_text().split()
         for pid in procs:
-            try:
+            with contextlib.suppress(OSError):  # the process may have exited meanwhile
                 (BLKIO_ROOT / "cgroup.procs").write_text(pid)
-            except OSError:
-                pass
         try:
             self.path.rmdir()
             parent = self.path.parent

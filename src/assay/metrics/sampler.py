@@ -24,6 +24,7 @@ class Cumulative:
     lat_sum_ns: float = 0.0
     lat_max_ns: int = 0
     hist: Histogram = field(default_factory=Histogram)
+    cum_max_ns: int = 0  # in an interval diff: the job's maximum so far (caps bucket values)
 
 
 @dataclass
@@ -106,6 +107,7 @@ class Sampler:
         self._t0_ms: float | None = None
         self._last_t = 0.0
         self._done: dict[str, int] = {c.component: 0 for c in components}
+        self._jobs_start_ms: float | None = None  # when fio's jobs began: the schedule's t=0
 
     def start(self, epoch_ms: float) -> None:
         """The wall-clock time fio was started: t=0 of the series."""
@@ -126,6 +128,9 @@ class Sampler:
             jobs[f"{name}#{n}"] = j
         if dt <= 0.05:  # a repeated or final dump right after an interval: fold into the next
             return []
+        if self._jobs_start_ms is None:
+            runtimes = [float(j.get("job_runtime") or 0) for j in dump.get("jobs", [])]
+            self._jobs_start_ms = ts - max(runtimes, default=0.0)
         diffs: dict[tuple[str, str], Cumulative] = {}
         for name, job in jobs.items():
             for d in DIRECTIONS:
@@ -137,25 +142,28 @@ class Sampler:
                     ios=now.ios - prev.ios, bytes=max(now.bytes - prev.bytes, 0),
                     lat_sum_ns=max(now.lat_sum_ns - prev.lat_sum_ns, 0.0),
                     lat_max_ns=now.lat_max_ns if now.lat_max_ns > prev.lat_max_ns else 0,
-                    hist=now.hist.minus(prev.hist))
+                    hist=now.hist.minus(prev.hist), cum_max_ns=now.lat_max_ns)
                 self._last[(name, d)] = now
-        samples = [self._sample(spec, diffs, t, dt) for spec in self.components]
+        elapsed = (ts - (self._jobs_start_ms or ts)) / 1000.0
+        samples = [self._sample(spec, diffs, t, dt, elapsed) for spec in self.components]
         self._last_t = t
         return samples
 
     def _sample(self, spec: ComponentSpec, diffs: dict[tuple[str, str], Cumulative], t: float,
-                dt: float) -> Sample:
+                dt: float, elapsed: float) -> Sample:
         parts = [c for (key, d), c in diffs.items()
                  if d == spec.direction and key.rsplit("#", 1)[0] in spec.jobs]
         hist = Histogram.merged(p.hist for p in parts)
         ios = sum(p.ios for p in parts)
         exact_max = max((p.lat_max_ns for p in parts), default=0)
-        # a new cumulative maximum is exact; otherwise the top bucket of this interval's bins
-        lat_max = max(exact_max, hist.max or 0) or None
+        # a new cumulative maximum is exact; otherwise the top bucket of this interval's bins,
+        # which can sit up to 0.8 % above the value and never above the maximum so far
+        bucket_max = min(hist.max or 0, max((p.cum_max_ns for p in parts), default=0))
+        lat_max = max(exact_max, bucket_max) or None
         self._done[spec.component] += ios
         behind = 0.0
-        if spec.target_iops and t > spec.start_s:
-            due = spec.target_iops * (t - spec.start_s)
+        if spec.target_iops and elapsed > spec.start_s:
+            due = spec.target_iops * (elapsed - spec.start_s)
             # Poisson arrivals wander by ±1.96·√n around the mean schedule: not a lag
             slack = 1.96 * math.sqrt(due) if spec.poisson else 1.0
             short = due - self._done[spec.component] - slack

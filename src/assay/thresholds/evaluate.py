@@ -63,10 +63,11 @@ def matches(t: Threshold, info: ComponentInfo) -> bool:
     names = (info.workload, info.stream, info.direction)
     if not parts:
         return True
-    if len(parts) == 1:
-        return parts[0] in (info.workload, info.direction)
-    if len(parts) == 2:
-        return parts[0] == info.workload and parts[1] in (info.stream, info.direction)
+    if len(parts) == 1:  # a workload, a stream or a direction
+        return parts[0] in names
+    if len(parts) == 2:  # workload.stream, workload.direction or stream.direction
+        return (parts[0] == info.workload and parts[1] in (info.stream, info.direction)) or \
+            tuple(parts) == names[1:]
     return tuple(parts) == names
 
 

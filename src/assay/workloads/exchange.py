@@ -9,6 +9,7 @@ Jetstress.
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -44,7 +45,9 @@ class Params(WorkloadBase):
         if self.iops_per_mailbox is not None:
             return self.iops_per_mailbox
         assert self.messages_per_day is not None
-        return IOPS_PER_MESSAGE * self.messages_per_day * (HEADROOM if self.headroom else 1.0)
+        raw = IOPS_PER_MESSAGE * self.messages_per_day * (HEADROOM if self.headroom else 1.0)
+        # the published tables (and Jetstress configs) round to 3 decimals: 150 -> 0.121
+        return float(Decimal(str(raw)).quantize(Decimal("0.001"), rounding=ROUND_HALF_UP))
 
     @property
     def target_iops(self) -> float:

@@ -1,0 +1,98 @@
+import shutil
+import subprocess
+
+import pytest
+
+from assay.plan import builtin_scenarios, plan_text
+
+
+def plan(yaml_workload: str, extra: str = ""):
+    return plan_text(f"name: t\nworkloads:\n  w: {yaml_workload}\n{extra}", "t.yaml")
+
+
+def targets(p) -> dict[str, float | None]:
+    return {c.name: c.target_iops for c in p.components}
+
+
+def test_oltp_standard_is_xrays_4200_iops():
+    t = targets(plan("{kind: oltp, preset: standard}"))
+    assert t == {"w.data.read": 2000, "w.data.write": 2000, "w.log.write": 200}
+
+
+def test_oltp_high_and_medium():
+    assert sum(targets(plan("{kind: oltp, preset: high}")).values()) == 6400
+    assert sum(targets(plan("{kind: oltp, preset: medium}")).values()) == 6300
+
+
+def test_even_pacing_rates_are_exact_per_block_size_job():
+    p = plan("{kind: oltp, preset: standard, dataset: 1GiB, load: {pacing: even}}")
+    data_jobs = [j for s in p.streams if s.name == "data" for j in s.jobs]
+    # 4 files x 2 directions x 2 block sizes, each paced in bytes at its own block size
+    assert len(data_jobs) == 16
+    iops = sum(j.options["rate"] / (8192 if j.options["bs"] == "8k" else 32768)
+               for j in data_jobs)
+    assert iops == pytest.approx(4000)
+
+
+def test_exchange_target_is_mailboxes_times_iops_per_mailbox():
+    p = plan("{kind: exchange, mailboxes: 60000, messages_per_day: 150, databases: 4, "
+             "dataset: 1GiB}")
+    t = targets(p)
+    transactional = t["w.db.read"] + t["w.db.write"]
+    assert transactional == pytest.approx(7260)  # 60,000 x 0.121 (the published example)
+    assert t["w.db.read"] / transactional == pytest.approx(0.6)  # 3:2
+    assert t["w.bdm.read"] == pytest.approx(4 * 4)  # 1 MiB/s of 256k reads per database
+
+
+def test_exchange_without_headroom_and_explicit_iops():
+    t = targets(plan("{kind: exchange, mailboxes: 1000, iops_per_mailbox: 0.5, dataset: 1GiB}"))
+    assert t["w.db.read"] + t["w.db.write"] == pytest.approx(500)
+    t = targets(plan("{kind: exchange, mailboxes: 1000, headroom: false, dataset: 1GiB}"))
+    assert t["w.db.read"] + t["w.db.write"] == pytest.approx(1000 * 0.101)
+
+
+def test_closed_loop_has_no_targets():
+    t = targets(plan("{kind: oltp, data_iops: 100, load: {model: closed, threads: 2}}"))
+    assert t["w.data.read"] is None and t["w.data.write"] is None
+
+
+def test_data_realism_reaches_fio():
+    p = plan("{kind: oltp, preset: standard, data: {compressibility: 2, dedupe: 4}, "
+             "access: {distribution: hotcold, hot_io: 90, hot_data: 10}}")
+    job = next(j for s in p.streams for j in s.jobs if j.options["rw"] == "randwrite")
+    assert job.options["buffer_compress_percentage"] == 50
+    assert job.options["dedupe_percentage"] == 75
+    assert job.options["random_distribution"] == "zoned:90/10:10/90"
+
+
+def test_vdi_profiles():
+    assert sum(targets(plan("{kind: vdi, profile: power, desktops: 10}")).values()) == 260
+    assert sum(targets(plan("{kind: vdi, profile: task, desktops: 100}")).values()) == 800
+
+
+def test_micro_runs_corners_as_phases():
+    p = plan("{kind: micro, phase: 10s}", "timeline: {duration: 5s}\n")
+    assert p.duration == 40  # 4 corners x 10 s
+    starts = sorted({c.start_s for c in p.components})
+    assert starts == [0, 10, 20, 30]
+
+
+def test_user_fio_job_file(tmp_path):
+    (tmp_path / "mine.fio").write_text("[global]\nbs=16k\nruntime=5\n[scan]\nrw=read\n"
+                                       "filename=/dev/sda\n")
+    p = plan_text("name: t\nworkloads:\n  w: {kind: fio, job: mine.fio, dataset: 64MiB}\n",
+                  "t.yaml", tmp_path)
+    (job,) = [j for s in p.streams for j in s.jobs]
+    assert job.options["bs"] == "16k" and job.options["rw"] == "read"
+    assert job.options["filename"] == "w.scan.dat"  # assay owns where data lives
+    assert "runtime" not in job.options
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
+@pytest.mark.parametrize("name", sorted(builtin_scenarios()))
+def test_fio_accepts_every_generated_job_file(tmp_path, name):
+    p = plan_text(builtin_scenarios()[name], name)
+    path = tmp_path / "run.fio"
+    path.write_text(p.jobfile(str(tmp_path)))
+    r = subprocess.run(["fio", "--parse-only", str(path)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
