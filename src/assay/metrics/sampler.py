@@ -110,15 +110,16 @@ class Sampler:
         self._jobs_start_ms: float | None = None  # when fio's jobs began: the schedule's t=0
 
     def start(self, epoch_ms: float) -> None:
-        """The wall-clock time fio was started: t=0 of the series."""
+        """When fio was started; the time axis itself starts when fio's jobs do."""
         self._t0_ms = epoch_ms
+
+    @property
+    def jobs_start_ms(self) -> float | None:
+        """Epoch ms at which fio's jobs began: t=0 of the series and of the schedule."""
+        return self._jobs_start_ms
 
     def feed(self, dump: dict[str, Any]) -> list[Sample]:
         ts = float(dump.get("timestamp_ms") or 0)
-        if self._t0_ms is None:
-            self._t0_ms = ts - 1000.0
-        t = max((ts - self._t0_ms) / 1000.0, self._last_t)
-        dt = t - self._last_t
         jobs: dict[str, dict[str, Any]] = {}
         for j in dump.get("jobs", []):  # numjobs clones share a name: key them apart
             name = str(j.get("jobname"))
@@ -126,11 +127,17 @@ class Sampler:
             while f"{name}#{n}" in jobs:
                 n += 1
             jobs[f"{name}#{n}"] = j
+        if self._jobs_start_ms is None:
+            # job_runtime is how long the jobs have run; fio's start-up (forking, opening
+            # files) before that is not load and stays off the axis
+            runtimes = [float(j.get("job_runtime") or 0) for j in jobs.values()]
+            self._jobs_start_ms = ts - max(runtimes, default=0.0)
+            if self._t0_ms is not None:
+                self._jobs_start_ms = max(self._jobs_start_ms, self._t0_ms)
+        t = max((ts - self._jobs_start_ms) / 1000.0, self._last_t)
+        dt = t - self._last_t
         if dt <= 0.05:  # a repeated or final dump right after an interval: fold into the next
             return []
-        if self._jobs_start_ms is None:
-            runtimes = [float(j.get("job_runtime") or 0) for j in dump.get("jobs", [])]
-            self._jobs_start_ms = ts - max(runtimes, default=0.0)
         diffs: dict[tuple[str, str], Cumulative] = {}
         for name, job in jobs.items():
             for d in DIRECTIONS:
@@ -144,13 +151,12 @@ class Sampler:
                     lat_max_ns=now.lat_max_ns if now.lat_max_ns > prev.lat_max_ns else 0,
                     hist=now.hist.minus(prev.hist), cum_max_ns=now.lat_max_ns)
                 self._last[(name, d)] = now
-        elapsed = (ts - (self._jobs_start_ms or ts)) / 1000.0
-        samples = [self._sample(spec, diffs, t, dt, elapsed) for spec in self.components]
+        samples = [self._sample(spec, diffs, t, dt) for spec in self.components]
         self._last_t = t
         return samples
 
     def _sample(self, spec: ComponentSpec, diffs: dict[tuple[str, str], Cumulative], t: float,
-                dt: float, elapsed: float) -> Sample:
+                dt: float) -> Sample:
         parts = [c for (key, d), c in diffs.items()
                  if d == spec.direction and key.rsplit("#", 1)[0] in spec.jobs]
         hist = Histogram.merged(p.hist for p in parts)
@@ -162,8 +168,8 @@ class Sampler:
         lat_max = max(exact_max, bucket_max) or None
         self._done[spec.component] += ios
         behind = 0.0
-        if spec.target_iops and elapsed > spec.start_s:
-            due = spec.target_iops * (elapsed - spec.start_s)
+        if spec.target_iops and t > spec.start_s:
+            due = spec.target_iops * (t - spec.start_s)
             # Poisson arrivals wander by ±1.96·√n around the mean schedule: not a lag
             slack = 1.96 * math.sqrt(due) if spec.poisson else 1.0
             short = due - self._done[spec.component] - slack
@@ -172,4 +178,4 @@ class Sampler:
             component=spec.component, t=t, dt=dt, ios=ios, bytes=sum(p.bytes for p in parts),
             lat_sum_ns=sum(p.lat_sum_ns for p in parts), lat_max_ns=lat_max, hist=hist,
             target_iops=spec.target_iops, behind_s=behind,
-            phase="warmup" if t <= self.warmup_s + 1e-6 else "run")
+            phase="warmup" if t - dt / 2 < self.warmup_s else "run")

@@ -24,6 +24,7 @@ class ComponentInfo:
     start_s: float = 0.0
     end_s: float | None = None
     transactional: bool = True
+    jobs: int = 1  # fio jobs that feed it: each can be one IO early or late at a window edge
 
     @property
     def workload(self) -> str:
@@ -84,18 +85,23 @@ def ns_to_ms(ns: float | None) -> float | None:
 
 def aggregate(info: ComponentInfo, samples: Iterable[dict[str, Any]], start: float,
               end: float) -> Stats:
-    """Stats of one component over samples whose interval ends in (start, end]."""
+    """Stats of one component over the samples whose whole interval lies in [start, end]
+    (within the few ms that fio's status dumps drift)."""
     lo = max(start, info.start_s)
     hi = min(end, info.end_s) if info.end_s is not None else end
-    seconds = 0.0
-    ios = nbytes = 0
+    seconds = rate_seconds = 0.0
+    ios = nbytes = rate_ios = 0
     lat_sum = 0.0
     lat_max: float | None = None
     behind = 0.0
     hist = Histogram()
     for s in samples:
-        if s["c"] != info.name or not (lo < s["t"] <= hi + 1e-6):
+        middle = s["t"] - s["dt"] / 2  # an interval belongs to the window its middle is in
+        if s["c"] != info.name or not lo <= middle <= hi:
             continue
+        if s["dt"] >= 0.5:  # fio's closing stub interval says little about the rate
+            rate_seconds += s["dt"]
+            rate_ios += s["ios"]
         seconds += s["dt"]
         ios += s["ios"]
         nbytes += s["bytes"]
@@ -105,14 +111,14 @@ def aggregate(info: ComponentInfo, samples: Iterable[dict[str, Any]], start: flo
         behind = max(behind, s.get("behind_s") or 0.0)
         hist.add(Histogram.from_fio(s.get("bins") or {}))
     pct = hist.percentiles()
-    iops = ios / seconds if seconds else 0.0
+    iops = rate_ios / rate_seconds if rate_seconds else 0.0
     target = info.target_iops
     tolerance = 0.0
-    if target and seconds:
-        # Poisson arrivals: 95 % prediction band (X-Ray's 1.96·√λ); even pacing: 0.5 % for the
-        # one-second granularity of fio's status dumps
-        tolerance = (1.96 * math.sqrt(target * seconds) / seconds if info.poisson
-                     else 0.005 * target)
+    if target and rate_seconds:
+        # Poisson arrivals: 95 % prediction band (X-Ray's 1.96·√λ); even pacing: each job can
+        # be one IO early or late at either window edge, and never less than 0.5 %
+        tolerance = (1.96 * math.sqrt(target * rate_seconds) / rate_seconds if info.poisson
+                     else max(0.005 * target, 2 * info.jobs / rate_seconds))
     return Stats(
         component=info.name, seconds=seconds, ios=ios, bytes=nbytes, iops=iops,
         mbps=nbytes / seconds / 1e6 if seconds else 0.0,

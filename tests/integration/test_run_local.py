@@ -1,0 +1,178 @@
+"""The core run path on real fio: results directory, catalogue, JSON, safety, stop paths."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from assay.results.catalogue import Catalogue
+from assay.results.rundir import read_ndjson
+from tests.conftest import needs_fio, needs_root
+
+pytestmark = needs_fio
+
+SMALL = """\
+name: small-oltp
+workloads:
+  db:
+    kind: oltp
+    data_iops: 400
+    log_iops: 40
+    dataset: 96MiB
+    load: {pacing: even}
+timeline: {warmup: 1s, duration: 3s}
+thresholds:
+  db: rate
+  db.data.read.lat_p99: "< 2s"
+"""
+
+
+def cli(*args: str, results: Path, **kw) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "ASSAY_RESULTS": str(results)}
+    return subprocess.run([sys.executable, "-m", "assay", *args], capture_output=True, text=True,
+                          env=env, timeout=180, **kw)
+
+
+def test_a_run_keeps_everything_needed_to_trust_and_rerender_it(run_scenario, results):
+    outcome, run = run_scenario(SMALL)
+    assert outcome.status == "passed", run.get("reason")
+    d = outcome.run_dir
+    assert (d / "scenario.yaml").read_text() == SMALL
+    assert (d / "hosts" / "local" / "run.fio").read_text().startswith("; assay run")
+    assert (d / "hosts" / "local" / "run.out.json").stat().st_size > 0
+    env, target = run["environment"], run["target"]
+    for key in ("hostname", "cpu_model", "cpu_count", "mem_bytes", "kernel", "fio_version",
+                "assay_version"):
+        assert env[key], key
+    for key in ("fstype", "mount_options", "free_bytes", "dataset_bytes", "direct_io"):
+        assert key in target, key
+    assert run["scenario"]["sha256"] and run["scenario"]["seed"] == 1
+    # every component has a row for every measured second
+    rows = list(read_ndjson(d / "series.ndjson"))
+    comps = {"db.data.read", "db.data.write", "db.log.write"}
+    measured = [r for r in rows if r["phase"] == "run"]
+    for c in comps:
+        assert sum(1 for r in measured if r["c"] == c) >= 3
+    assert {r["c"] for r in rows} == comps
+    # the temporary target is gone, the catalogue knows the run
+    assert not Path(target["path"]).exists()
+    assert Catalogue(results).find(d.name) == d.resolve() or Catalogue(results).find(d.name)
+    stats = run["stats"]["db.data.read"]
+    assert 380 <= stats["iops"] * 2 <= 420  # 200 reads/s: half of data_iops
+    assert stats["lat_p50_ms"] <= stats["lat_p99_ms"] <= stats["lat_max_ms"]
+
+
+def test_cli_json_document_and_show(tmp_path, results):
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(SMALL)
+    r = cli("run", str(scenario), "--json", "--duration", "2s", results=results)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["status"] == "passed"
+    assert Path(doc["run_dir"]).is_dir()
+    assert {"expr", "observed", "passed"} <= set(doc["thresholds"][0])
+    comp = doc["workloads"]["db"]["components"]["data.write"]
+    for key in ("target_iops", "achieved_iops", "mbps", "lat_avg_ms", "lat_p99_ms",
+                "lat_max_ms"):
+        assert key in comp
+    assert comp["target_iops"] == 200
+    shown = cli("show", "last", "--json", results=results)
+    assert json.loads(shown.stdout)["run_id"] == doc["run_id"]
+    listed = cli("runs", results=results)
+    assert doc["run_id"] in listed.stdout
+
+
+def test_failed_threshold_exits_1(tmp_path, results):
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(SMALL.replace('"< 2s"', '"< 1us"'))
+    r = cli("run", str(scenario), "--duration", "2s", results=results)
+    assert r.returncode == 1, r.stderr
+    assert "FAILED" in r.stdout
+
+
+def test_refuses_to_overwrite_a_file_assay_did_not_create(tmp_path, results):
+    target = tmp_path / "target"
+    target.mkdir()
+    precious = target / "db.data.1.dat"
+    precious.write_text("the only copy of something")
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(SMALL)
+    r = cli("run", str(scenario), "--path", str(target), results=results)
+    assert r.returncode == 2
+    assert "did not create" in r.stderr and "--force" in r.stderr
+    assert precious.read_text() == "the only copy of something"
+
+
+def test_prefill_is_reused_until_the_data_changes(run_scenario, tmp_path):
+    target = tmp_path / "t"
+    _, first = run_scenario(SMALL, duration=1, target_dir=target)
+    _, second = run_scenario(SMALL, duration=1, target_dir=target)
+    assert first["prefill"]["files"] == 6 and second["prefill"]["reused_files"] == 6
+    changed = SMALL.replace("load: {pacing: even}", "load: {pacing: even}\n    data: "
+                                                    "{compressibility: 2}")
+    _, third = run_scenario(changed, duration=1, target_dir=target)
+    assert third["prefill"]["files"] == 6  # every file holds data of the new pattern
+    _, fourth = run_scenario(changed, duration=1, target_dir=target, fresh=True)
+    assert fourth["prefill"]["files"] == 6 and fourth["prefill"]["fresh"]
+
+
+def wait_for_series(results: Path, timeout: float = 60) -> Path:
+    end = time.time() + timeout
+    while time.time() < end:
+        for p in results.glob("*/series.ndjson"):
+            if p.stat().st_size > 0 and len(p.read_text().splitlines()) >= 6:
+                return p.parent
+        time.sleep(0.3)
+    raise AssertionError("no series appeared")
+
+
+def test_ctrl_c_stops_fio_and_keeps_partial_results(tmp_path, results):
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(SMALL)
+    env = {**os.environ, "ASSAY_RESULTS": str(results)}
+    p = subprocess.Popen([sys.executable, "-m", "assay", "run", str(scenario), "--duration",
+                          "60s"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    run_dir = wait_for_series(results)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["status"] == "interrupted"
+    assert run["stats"]["db.data.read"]["ios"] > 0
+    assert not subprocess.run(["pgrep", "-f", str(run_dir)], capture_output=True).stdout
+
+
+def test_a_dying_fio_aborts_the_run_with_its_reason(tmp_path, results):
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(SMALL)
+    env = {**os.environ, "ASSAY_RESULTS": str(results)}
+    p = subprocess.Popen([sys.executable, "-m", "assay", "run", str(scenario), "--duration",
+                          "60s"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    run_dir = wait_for_series(results)
+    subprocess.run(["pkill", "-KILL", "-f", f"{run_dir}/hosts/local/run.fio"], check=False)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 3, err
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["status"] == "aborted" and "fio exited" in run["reason"]
+    assert list(read_ndjson(run_dir / "series.ndjson"))
+
+
+@needs_root
+def test_a_dataset_larger_than_the_free_space_is_refused_before_writing(loopfs, tmp_path,
+                                                                         results):
+    _, mnt = loopfs("xfs", "320M")
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(SMALL.replace("96MiB", "2GiB"))
+    r = cli("run", str(scenario), "--path", str(mnt), results=results)
+    assert r.returncode == 3, r.stderr
+    assert "not enough free space" in r.stdout + r.stderr
+    assert not list(mnt.glob("*.dat"))
