@@ -37,6 +37,7 @@ class LiveProgress:
         self.tty = console.is_terminal
         self._last_plain = 0.0
         self._said_done = False
+        self._live = ""
         self._progress: Progress | None = None
         self._task: TaskID | None = None
         if self.tty:
@@ -52,7 +53,11 @@ class LiveProgress:
             self._task = self._progress.add_task(self.label, total=self.total, live="")
         return self
 
-    def update(self, done: float, live: str = "") -> None:
+    def update(self, done: float, live: str | None = None) -> None:
+        """Move the bar; `live` replaces the live figures (None keeps the last ones)."""
+        if live is not None:
+            self._live = live
+        live = self._live
         if self._progress and self._task is not None:
             self._progress.update(self._task, completed=min(done, self.total), live=live)
             return

@@ -10,8 +10,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from assay.results.catalogue import Catalogue
 from assay.results.rundir import read_ndjson
 from tests.conftest import needs_fio, needs_root
@@ -176,3 +174,24 @@ def test_a_dataset_larger_than_the_free_space_is_refused_before_writing(loopfs, 
     assert r.returncode == 3, r.stderr
     assert "not enough free space" in r.stdout + r.stderr
     assert not list(mnt.glob("*.dat"))
+
+
+@needs_root
+def test_raw_block_device_target_refused_with_a_filesystem_then_run_when_blank(
+        loopfs, tmp_path, results, monkeypatch):
+    dev, mnt = loopfs("xfs", "400M")
+    monkeypatch.setenv("ASSAY_STATE_DIR", str(tmp_path / "state"))
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(SMALL.replace("name: small-oltp",
+                                      f"name: raw\ntarget: {{device: {dev}}}"))
+    r = cli("run", str(scenario), "--duration", "2s", results=results)
+    assert r.returncode == 2 and "refusing to write" in r.stderr and "xfs" in r.stderr
+    subprocess.run(["umount", str(mnt)], check=True)
+    assert cli("run", str(scenario), results=results).returncode == 2  # still holds xfs
+    subprocess.run(["wipefs", "-a", dev], check=True, capture_output=True)
+    r = cli("run", str(scenario), "--duration", "2s", "--json", results=results)
+    assert r.returncode == 0, r.stderr
+    run = json.loads((Path(json.loads(r.stdout)["run_dir"]) / "run.json").read_text())
+    job = (Path(json.loads(r.stdout)["run_dir"]) / "hosts/local/run.fio").read_text()
+    assert f"filename={dev}" in job and "offset=" in job
+    assert run["target"]["backing"]["device"] == dev

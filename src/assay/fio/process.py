@@ -44,10 +44,11 @@ class FioProcess:
     def __init__(self, jobfile: Path, out_dir: Path, name: str = "fio",
                  status_interval: float = 1.0, extra_args: list[str] | None = None,
                  cgroup_procs: Path | None = None):
-        self.jobfile = jobfile
+        self.jobfile = jobfile.resolve()  # fio runs in the job file's directory
+        out_dir = out_dir.resolve()
         self.stdout_path = out_dir / f"{name}.out.json"
         self.stderr_path = out_dir / f"{name}.stderr.txt"
-        self.args = [find_fio(), "--output-format=json+", str(jobfile)]
+        self.args = [find_fio(), "--output-format=json+", str(self.jobfile)]
         if status_interval:
             self.args.insert(2, f"--status-interval={status_interval:g}")
         self.args += extra_args or []

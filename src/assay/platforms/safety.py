@@ -7,6 +7,8 @@ refused when it holds a filesystem or partition table or is mounted.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import subprocess
@@ -41,6 +43,23 @@ def check_files(directory: Path, names: list[str], force: bool) -> None:
         raise UserError(f"{directory} already holds files assay did not create: {shown}. "
                         f"assay would overwrite them. Use an empty directory, or pass --force "
                         f"to overwrite them.")
+
+
+def device_state_dir(device: str) -> Path:
+    """Where assay keeps the manifest of what it wrote to a raw device (not on the device)."""
+    root = Path(os.environ.get("ASSAY_STATE_DIR") or Path.home() / ".local/state/assay")
+    name = Path(os.path.realpath(device)).name
+    sys_dir = Path("/sys/class/block") / name
+    identity = [name]  # a device node name is reused (loop3 today is not loop3 tomorrow)
+    for rel in ("size", "loop/backing_file", "wwid", "device/wwid", "device/serial"):
+        with contextlib.suppress(OSError):
+            identity.append((sys_dir / rel).read_text().strip())
+    with contextlib.suppress(OSError):
+        identity.append(str(os.stat(identity[2]).st_ino) if len(identity) > 2 else "")
+    key = hashlib.sha256("|".join(identity).encode()).hexdigest()[:12]
+    d = root / "devices" / f"{name}-{key}"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
 
 
 def check_block_device(device: str, force: bool) -> None:

@@ -1,0 +1,103 @@
+"""A run directory, written as the run goes so that an interrupted run stays readable.
+
+    <results>/<time>_<scenario>_<id>/
+      run.json         resolved plan, environment, status, verdict (rewritten at each stage)
+      scenario.yaml    the input, verbatim
+      events.ndjson    every action and notable event, with start/end and outcome
+      series.ndjson    per-second, per-component metrics (for charts)
+      samples.ndjson   the same seconds with latency histogram bins (for exact re-aggregation)
+      hosts/<host>/    rendered fio jobs and raw fio output, verbatim
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+
+def default_results_root() -> Path:
+    return Path(os.environ.get("ASSAY_RESULTS") or "results")
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")[:60] or "run"
+
+
+class RunDir:
+    def __init__(self, path: Path):
+        self.path = path
+        self._handles: dict[str, Any] = {}
+
+    @classmethod
+    def create(cls, root: Path, scenario_name: str) -> RunDir:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        path = root.resolve() / f"{stamp}_{_slug(scenario_name)}_{secrets.token_hex(3)}"
+        path.mkdir(parents=True, exist_ok=False)
+        return cls(path)
+
+    @property
+    def id(self) -> str:
+        return self.path.name
+
+    def host_dir(self, host: str = "local") -> Path:
+        d = self.path / "hosts" / host
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
+    def write_text(self, name: str, text: str) -> Path:
+        p = self.path / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+        return p
+
+    def write_json(self, name: str, data: dict[str, Any]) -> None:
+        """Atomic: a reader never sees half a run.json."""
+        data = {"schema_version": SCHEMA_VERSION, **data}
+        tmp = self.path / f".{name}.tmp"
+        tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+        tmp.replace(self.path / name)
+
+    def append(self, name: str, record: dict[str, Any]) -> None:
+        """One NDJSON line, flushed: the file is complete up to the last second."""
+        fh = self._handles.get(name)
+        if fh is None:
+            fh = self._handles[name] = open(self.path / name, "a", encoding="utf-8")  # noqa: SIM115
+        fh.write(json.dumps(record, separators=(",", ":")) + "\n")
+        fh.flush()
+
+    def event(self, kind: str, **fields: Any) -> dict[str, Any]:
+        record = {"schema_version": SCHEMA_VERSION, "time": time.time(), "kind": kind, **fields}
+        self.append("events.ndjson", record)
+        return record
+
+    def close(self) -> None:
+        for fh in self._handles.values():
+            fh.close()
+        self._handles.clear()
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def read_ndjson(path: Path) -> Iterator[dict[str, Any]]:
+    """Records of an NDJSON file; a torn last line (killed mid-write) is skipped."""
+    if not path.exists():
+        return
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError:
+                continue
