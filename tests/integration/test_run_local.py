@@ -131,14 +131,19 @@ def wait_for_series(results: Path, timeout: float = 60) -> Path:
     raise AssertionError("no series appeared")
 
 
-def test_ctrl_c_stops_fio_and_keeps_partial_results(tmp_path, results):
+def start_long_run(tmp_path: Path, results: Path) -> tuple[subprocess.Popen[str], Path]:
+    """`assay run` of a 60 s scenario in the background, once its series is being written."""
     scenario = tmp_path / "s.yaml"
     scenario.write_text(SMALL)
     env = {**os.environ, "ASSAY_RESULTS": str(results)}
     p = subprocess.Popen([sys.executable, "-m", "assay", "run", str(scenario), "--duration",
                           "60s"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
-    run_dir = wait_for_series(results)
+    return p, wait_for_series(results)
+
+
+def test_ctrl_c_stops_fio_and_keeps_partial_results(tmp_path, results):
+    p, run_dir = start_long_run(tmp_path, results)
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 130, err
@@ -149,13 +154,7 @@ def test_ctrl_c_stops_fio_and_keeps_partial_results(tmp_path, results):
 
 
 def test_a_dying_fio_aborts_the_run_with_its_reason(tmp_path, results):
-    scenario = tmp_path / "s.yaml"
-    scenario.write_text(SMALL)
-    env = {**os.environ, "ASSAY_RESULTS": str(results)}
-    p = subprocess.Popen([sys.executable, "-m", "assay", "run", str(scenario), "--duration",
-                          "60s"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
-    run_dir = wait_for_series(results)
+    p, run_dir = start_long_run(tmp_path, results)
     subprocess.run(["pkill", "-KILL", "-f", f"{run_dir}/hosts/local/run.fio"], check=False)
     out, err = p.communicate(timeout=60)
     assert p.returncode == 3, err
