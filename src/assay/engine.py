@@ -7,6 +7,7 @@ second measured so far.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import shutil
@@ -24,16 +25,25 @@ from assay.exitcodes import AssayError, ExitCode, RunAborted, UserError
 from assay.fio.process import FioProcess, parse_only
 from assay.hosts import cgroup
 from assay.hosts.cgroup import BlkioGroup
-from assay.hosts.fingerprint import host_facts, target_facts
+from assay.hosts.fingerprint import block_device_facts, host_facts, target_facts
 from assay.metrics.advice import advise
+from assay.metrics.intended import MAX_LOGGED_IOS, component_intended
+from assay.metrics.phases import analyse
 from assay.metrics.sampler import Sample, Sampler
 from assay.metrics.summary import Stats, aggregate
 from assay.plan import Plan
 from assay.platforms import driver
 from assay.platforms.base import Platform
-from assay.platforms.safety import check_block_device, check_files, read_manifest, write_manifest
+from assay.platforms.safety import (
+    check_block_device,
+    check_files,
+    device_state_dir,
+    read_manifest,
+    write_manifest,
+)
+from assay.report.html import write_report
 from assay.results.catalogue import Catalogue
-from assay.results.rundir import RunDir
+from assay.results.rundir import RunDir, read_ndjson
 from assay.scenario.units import format_latency_ms, format_size
 from assay.thresholds.evaluate import Result, evaluate
 
@@ -46,7 +56,16 @@ class Timeline(Protocol):
     def finish(self) -> None: ...
 
 
-TimelineFactory = Callable[[Plan, Platform, RunDir], Timeline | None]
+# (plan, platform, run directory, the run's blkio group or None) -> a timeline or None
+TimelineFactory = Callable[[Plan, Platform, RunDir, BlkioGroup | None], Timeline | None]
+
+
+def default_timeline(plan: Plan, platform: Platform, rd: RunDir,
+                     group: BlkioGroup | None) -> Timeline | None:
+    """The scenario's own `timeline.steps` (assay.timeline), so no caller can forget them."""
+    from assay.timeline import build
+
+    return build(plan, platform, rd, group)
 
 
 @dataclass
@@ -105,6 +124,8 @@ class Engine:
         self.info: dict[str, Any] = {}
         self.created: list[str] = []
         self.cgroup: BlkioGroup | None = None  # fio runs in it, so actions can throttle it
+        self.device: str | None = None  # a raw block device target
+        self.intended_note = "not computed: no even-paced fixed-rate component"
 
     # -- the run -------------------------------------------------------------------------
     def execute(self) -> Outcome:
@@ -116,8 +137,11 @@ class Engine:
             status, reason = self._load(directory)
         except (KeyboardInterrupt, Interrupted):
             status, reason = "interrupted", "interrupted by the user"
-        except UserError:
-            self._finish("aborted", "invalid input")
+        except UserError as e:
+            if self.run_dir is not None:  # keep the record of what was refused, then say it
+                self._finish("aborted", str(e))
+            else:
+                self._cleanup()
             raise
         except AssayError as e:
             status, reason = "aborted", str(e)
@@ -130,17 +154,29 @@ class Engine:
 
     def _prepare(self) -> Path:
         target = self.plan.scenario.target
-        if target.device:
-            check_block_device(target.device, self.opt.force)
-            raise UserError("raw block device targets are not supported yet; give a `path`")
-        directory = self.platform.prepare()
-        check_files(directory, [n for n, _ in self.plan.files], self.opt.force)
-        direct = self.platform.direct_io()
+        device = self.device = target.device
+        if device:
+            check_block_device(device, self.opt.force)
+            size = block_device_facts(device).get("size_bytes") or 0
+            if size < self.plan.dataset_bytes:
+                raise UserError(f"{device} holds {format_size(size)}; the dataset needs "
+                                f"{format_size(self.plan.dataset_bytes)}")
+            directory = device_state_dir(device)  # the manifest of what assay wrote there
+        else:
+            directory = self.platform.prepare()
+        for w in self.plan.resolved.workloads.values():
+            if w.subdir:  # a driver may have made it already (a btrfs subvolume)
+                (directory / w.subdir).mkdir(exist_ok=True)
+        if not device:
+            check_files(directory, [n for n, _ in self.plan.files], self.opt.force)
+        direct = self.platform.direct_io() if not device else target.direct is not False
         self.run_dir = rd = RunDir.create(self.opt.results_root, self.plan.name)
         rd.write_text("scenario.yaml", self.plan.resolved.text)
         host = rd.host_dir("local")
+        self._log_due_times()
         jobfile = host / "run.fio"
-        jobfile.write_text(self.plan.jobfile(str(directory.resolve()), direct), encoding="utf-8")
+        jobfile.write_text(self.plan.jobfile(str(directory.resolve()), direct, device),
+                           encoding="utf-8")
         complaint = parse_only(jobfile)
         if complaint:
             raise RunAborted(f"fio rejected the job file: {complaint}")
@@ -162,14 +198,18 @@ class Engine:
                      "thresholds": [t.text for t in self.plan.thresholds]},
             "components": {c.name: {"target_iops": c.target_iops, "poisson": c.poisson,
                                     "start_s": c.start_s, "end_s": c.end_s,
-                                    "transactional": c.transactional}
+                                    "transactional": c.transactional, "jobs": c.jobs}
                            for c in self.plan.components},
             "target": {**self.plan.scenario.target.model_dump(mode="json"),
                        "path": str(directory), "temporary": self.platform.temporary,
                        **self.platform.facts(),
-                       **target_facts(str(directory), self.plan.dataset_bytes, direct)},
+                       **(target_facts(str(directory), self.plan.dataset_bytes, direct)
+                          if not device else {"backing": block_device_facts(device),
+                                              "dataset_bytes": self.plan.dataset_bytes,
+                                              "direct_io": direct})},
             "environment": host_facts(),
             "parent": self.opt.parent,
+            "intended_latency": self.intended_note,
         }
         if not direct:
             self._warn("the target does not support O_DIRECT: IO goes through the page cache "
@@ -200,15 +240,16 @@ class Engine:
             path = directory / name
             reusable = (not self.opt.fresh and entry.get("size") == size
                         and entry.get("data") == data_hash(self.plan, name)
-                        and entry.get("prefilled") and path.exists()
-                        and path.stat().st_size >= size)
+                        and entry.get("prefilled")
+                        and (self.device is not None
+                             or (path.exists() and path.stat().st_size >= size)))
             if not reusable:
                 todo.append((name, size))
         existing = sum((directory / n).stat().st_size for n, _ in todo
                        if (directory / n).exists())
         need = sum(s for _, s in todo) - existing
         free = shutil.disk_usage(directory).free
-        if need > free - (64 << 20):
+        if need > free - (64 << 20) and not self.device:
             raise RunAborted(f"not enough free space in {directory}: the dataset needs "
                              f"{format_size(need)} more, {format_size(free)} is free. Lower "
                              f"`dataset` or choose another target.")
@@ -226,8 +267,10 @@ class Engine:
             return
         host = self.run_dir.host_dir("local")
         jobfile = host / "prefill.fio"
-        jobfile.write_text(self.plan.prefill_jobfile(todo, str(directory.resolve()),
-                                                     self.platform.direct_io()), encoding="utf-8")
+        jobfile.write_text(self.plan.prefill_jobfile(
+            todo, str(directory.resolve()),
+            self.platform.direct_io() if not self.device else True, self.device),
+            encoding="utf-8")
         fio = FioProcess(jobfile, host, name="prefill", status_interval=1)
         total = sum(s for _, s in todo)
         t0 = time.monotonic()
@@ -260,7 +303,8 @@ class Engine:
         rd = self.run_dir
         host = rd.host_dir("local")
         sampler = Sampler(self.plan.specs, warmup_s=self.plan.warmup)
-        timeline = self.opt.timeline(self.plan, self.platform, rd) if self.opt.timeline else None
+        timeline = (self.opt.timeline or default_timeline)(self.plan, self.platform, rd,
+                                                           self.cgroup)
         fio = FioProcess(host / "run.fio", host, name="run",
                          cgroup_procs=self.cgroup.path / "cgroup.procs" if self.cgroup else None)
         rd.event("load", outcome="started")
@@ -275,15 +319,18 @@ class Engine:
         try:
             with LiveProgress(self.console, "run", total) as bar:
                 for doc in fio.documents():
-                    t = time.monotonic() - t0
+                    # the time axis starts when fio's jobs do (known from the first dump)
+                    start = sampler.jobs_start_ms
+                    t = time.time() - start / 1000 if start else time.monotonic() - t0
                     if timeline:
                         timeline.tick(t)
                     if doc is None:
-                        bar.update(t, "")
+                        bar.update(t)
                         continue
                     fresh = sampler.feed(doc)
                     self._record(fresh)
-                    bar.update(t, live_line(fresh, self.plan.warmup))
+                    if fresh and fresh[0].dt >= 0.5:  # not fio's closing stub
+                        bar.update(t, live_line(fresh, self.plan.warmup))
                     stop = self.opt.should_stop(self.samples) if self.opt.should_stop else None
                     if stop:
                         break
@@ -305,6 +352,9 @@ class Engine:
         if timeline:
             timeline.finish()
         rd.event("load", outcome="ended", exit_code=rc)
+        failure = getattr(timeline, "failure", None)  # a step that failed as the load ended
+        if failure:
+            return "aborted", failure
         if rc != 0:
             reason = f"fio exited with status {rc}: {fio.stderr_tail()}"
             return "aborted", reason
@@ -342,15 +392,21 @@ class Engine:
             raise RunAborted(reason) if status == "aborted" else Interrupted()
         start, end = self.plan.warmup, self.plan.total_seconds
         stats = {c.name: aggregate(c, self.samples, start, end) for c in self.plan.components}
-        results = evaluate(self.plan.thresholds, self.plan.components, stats) \
+        self._intended(stats, rd.host_dir("local"), start, end)
+        steps = [e for e in read_ndjson(rd.path / "events.ndjson") if e.get("kind") == "step"]
+        phase_report = analyse(self.plan.components, self.samples, steps, start, end)
+        results = evaluate(self.plan.thresholds, self.plan.components, stats, phase_report) \
             if self.samples else []
+        if steps:
+            self.info["events"] = steps
+            self.info.update(phase_report.to_json())
         if status == "done":
             status = "passed" if all(r.passed for r in results) else "failed"
         series = [{"t": s["t"], "dt": s["dt"], "c": s["c"],
                    "iops": s["ios"] / s["dt"] if s["dt"] else 0.0} for s in self.samples]
         ratios = {n: (w.data.compressibility, w.data.dedupe)
                   for n, w in self.plan.resolved.workloads.items()}
-        for text in advise(stats, series, start, ratios):
+        for text in advise(stats, series, start, ratios) if self.samples else []:
             self.info.setdefault("warnings", []).append(text)
         elapsed = time.time() - self.info.get("started", time.time())
         self.info.update({
@@ -369,7 +425,41 @@ class Engine:
             Catalogue(self.opt.results_root).record(rd.path)
         except Exception as e:  # the run is kept whatever happens to the index
             self.console.print(f"[yellow]warning:[/] could not update the catalogue: {e}")
+        try:
+            write_report(rd.path)
+        except Exception as e:  # a report is rebuilt any time with `assay report`; keep the run
+            self.console.print(f"[yellow]warning:[/] could not write report.html: {e}")
         return Outcome(status, rd.path, reason, stats, results)
+
+    def _log_due_times(self) -> None:
+        """Per-IO latency logs for even-paced jobs, when they fit in fio's memory."""
+        even = [j for s in self.plan.streams for j in s.jobs
+                if j.options.get("rate_process") == "linear" and j.options.get("rate")]
+        due = sum(c.target_iops or 0 for c in self.plan.components if not c.poisson)
+        if not even or due * self.plan.total_seconds > MAX_LOGGED_IOS:
+            if even:
+                self.intended_note = (f"not computed: over {MAX_LOGGED_IOS:,} IOs would be "
+                                      f"logged; the schedule-lag check applies")
+            return
+        for job in even:
+            job.options["write_lat_log"] = job.name
+        self.intended_note = "from fio's per-IO logs of even-paced jobs"
+
+    def _intended(self, stats: dict[str, Stats], host: Path, start: float, end: float) -> None:
+        jobs = {j.name: j for s in self.plan.streams for j in s.jobs}
+        for spec in self.plan.specs:
+            if spec.component not in stats or not spec.jobs or \
+                    any("write_lat_log" not in jobs[n].options for n in spec.jobs):
+                continue
+            try:
+                # fio names the log <name>_lat.<job number>.log
+                logs = [(next(host.glob(f"{glob.escape(n)}_lat.*.log"), host / "missing"),
+                         float(jobs[n].options["rate"] or 0)) for n in spec.jobs]
+                stats[spec.component].intended = component_intended(logs, start, end)
+            except OSError:
+                continue
+        for extra in (*host.glob("*_clat.*.log"), *host.glob("*_slat.*.log")):
+            extra.unlink(missing_ok=True)  # only the total latency is used
 
     def _cleanup(self) -> None:
         try:

@@ -15,6 +15,7 @@ from assay import workloads
 from assay.fio.jobfile import FioJob, Options, render
 from assay.metrics.sampler import ComponentSpec
 from assay.metrics.summary import ComponentInfo
+from assay.platforms import DRIVER_MODULES, driver
 from assay.scenario.loader import load_text
 from assay.scenario.models import ResolvedScenario, Scenario
 from assay.scenario.units import format_duration, format_size
@@ -54,7 +55,8 @@ class Plan:
     @property
     def components(self) -> list[ComponentInfo]:
         return [ComponentInfo(c.component, c.target_iops, c.poisson, c.start_s, c.end_s,
-                              s.transactional) for s in self.streams for c in s.components]
+                              s.transactional, len(c.jobs))
+                for s in self.streams for c in s.components]
 
     @property
     def files(self) -> list[tuple[str, int]]:
@@ -81,16 +83,36 @@ class Plan:
             "thread": False,
         }
 
-    def jobfile(self, directory: str = PLACEHOLDER_DIR, direct: bool = True) -> str:
+    def device_offsets(self) -> dict[str, int]:
+        """On a raw block device the files are laid end to end: name -> byte offset."""
+        offsets, at = {}, 0
+        for name, size in self.files:
+            offsets[name] = at
+            at += size
+        return offsets
+
+    def _on_device(self, jobs: list[FioJob], device: str | None) -> list[FioJob]:
+        if not device:
+            return jobs
+        offsets = self.device_offsets()
+        return [FioJob(j.name, {**j.options, "filename": device,
+                                "offset": offsets[str(j.options["filename"])]}) for j in jobs]
+
+    def jobfile(self, directory: str = PLACEHOLDER_DIR, direct: bool = True,
+                device: str | None = None) -> str:
         header = (f"assay run of scenario {self.name!r}: "
                   f"{format_duration(self.warmup)} warm-up + "
                   f"{format_duration(self.duration)} measured\n"
-                  f"dataset {format_size(self.dataset_bytes)} in {len(self.files)} files")
-        return render(self.global_options(directory, direct),
-                      [j for s in self.streams for j in s.jobs], header)
+                  f"dataset {format_size(self.dataset_bytes)} in {len(self.files)} files"
+                  + (f" laid out on {device}" if device else ""))
+        glob = self.global_options(directory, direct)
+        if device:
+            del glob["directory"]
+        return render(glob, self._on_device([j for s in self.streams for j in s.jobs], device),
+                      header)
 
     def prefill_jobfile(self, files: list[tuple[str, int]], directory: str,
-                        direct: bool = True) -> str:
+                        direct: bool = True, device: str | None = None) -> str:
         """Sequential 1 MiB writes of each file with the workload's data pattern."""
         data_opts = {f.name: _write_data_options(s) for s in self.streams for f in s.files}
         jobs = [FioJob(f"prefill.{name}", {
@@ -100,7 +122,10 @@ class Plan:
         glob: Options = {"ioengine": self.scenario.target.ioengine or "libaio",
                          "direct": int(direct), "directory": directory,
                          "randseed": self.scenario.seed, "end_fsync": 1}
-        return render(glob, jobs, f"assay prefill for scenario {self.name!r}")
+        if device:
+            del glob["directory"]
+        return render(glob, self._on_device(jobs, device),
+                      f"assay prefill for scenario {self.name!r}")
 
 
 def _write_data_options(stream: Stream) -> Options:
@@ -157,7 +182,10 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
             params = params.model_copy(update={"base_dir": str(base_dir or Path.cwd())})
         module = workloads.kind_module(params.kind)
         try:
-            streams.extend(module.build(name, params, ctx))
+            built = module.build(name, params, ctx)
+            if params.subdir:
+                in_subdir(built, params.subdir)
+            streams.extend(built)
         except ValueError as e:
             issues.append(src.issue(("workloads", name), str(e)))
         if params.kind == "micro":
@@ -165,9 +193,68 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
     components = [ComponentInfo(c.component, c.target_iops) for s in streams
                   for c in s.components]
     thresholds = _thresholds(resolved, components, issues)
+    issues.extend(check_steps(resolved, thresholds, run_seconds, ctx.notes))
     if issues:
         raise ScenarioInvalid(issues)
     return Plan(resolved, streams, thresholds, run_seconds, sc.timeline.warmup, ctx.notes)
+
+
+def in_subdir(streams: list[Stream], subdir: str) -> None:
+    """A workload's files go to `subdir/` of the target (e.g. its own btrfs subvolume)."""
+    for s in streams:
+        for f in s.files:
+            f.name = f"{subdir}/{f.name}"
+        for job in s.jobs:
+            if "filename" in job.options:
+                names = str(job.options["filename"]).split(":")
+                job.options["filename"] = ":".join(f"{subdir}/{n}" for n in names)
+
+
+def check_steps(resolved: ResolvedScenario, thresholds: list[Threshold], duration: float,
+                notes: list[str] | None = None) -> list[Issue]:
+    """Timeline steps against each other, the platform driver and the phase thresholds."""
+    from assay.timeline import step_names  # the timeline imports this module
+
+    src = resolved.source
+    target = resolved.scenario.target
+    issues: list[Issue] = []
+    steps = resolved.steps
+    names = step_names(steps)
+    try:
+        drv = driver(target.platform)
+    except KeyError:
+        issues.append(src.issue(("target", "platform"), f"unknown platform "
+                                f"{target.platform!r} (known: {', '.join(DRIVER_MODULES)})"))
+        return issues
+    supported = drv.supports(target) if hasattr(drv, "supports") else drv.actions
+    raw = [i for i, r in enumerate(resolved.scenario.timeline.steps or [])
+           if isinstance(r, dict)]
+    for i, (step, name) in zip(raw, zip(steps, names, strict=True), strict=False):
+        path = ("timeline", "steps", i)
+        if names.count(name) > 1:
+            issues.append(src.issue((*path, "name"), f"two steps are named {name!r}"))
+        if step.after is not None and step.after not in names:
+            issues.append(src.issue((*path, "after"), f"no step is named {step.after!r} "
+                                    f"(steps: {', '.join(names)})"))
+        elif step.after == name:
+            issues.append(src.issue((*path, "after"), "a step cannot wait for itself"))
+        missing = sorted(action_registry.requirements(step) - supported)
+        if missing:
+            can = ", ".join(sorted(supported)) or "no platform operations"
+            issues.append(src.issue((*path, "action"), f"platform {target.platform!r} cannot "
+                                    f"do {', '.join(missing)} (it supports: {can})"))
+        if notes is not None and step.after is None and (step.at or 0) >= duration:
+            notes.append(f"step {name!r} is at {format_duration(step.at or 0)}, after the "
+                         f"{format_duration(duration)} measured: it will not run")
+    labels = set(names) | {s.action for s in steps}
+    for t in thresholds:
+        if (t.phase or t.metric == "recovery") and not steps:
+            issues.append(src.issue(("thresholds",), f"{t.text!r}: phases and recovery need "
+                                    f"timeline steps, and this scenario has none"))
+        elif t.phase_step and t.phase_step not in labels:
+            issues.append(src.issue(("thresholds",), f"{t.text!r}: no step or action is "
+                                    f"named {t.phase_step!r} (steps: {', '.join(names)})"))
+    return issues
 
 
 def _thresholds(resolved: ResolvedScenario, components: list[ComponentInfo],

@@ -19,6 +19,12 @@ VERBS = {
     "runs": "runs",
     "show": "show",
     "size": "size",
+    "report": "report",
+    "compare": "compare",
+    "export": "export",
+    "search": "search",
+    "sweep": "sweep",
+    "lab": "lab",
 }
 
 

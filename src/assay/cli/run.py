@@ -11,7 +11,8 @@ from rich.console import Console
 from assay.cli.common import duration_value, results_option, results_root, scenario_error
 from assay.console import make_console
 from assay.engine import Engine, RunOptions
-from assay.plan import Plan, load
+from assay.plan import Plan, check_steps, load
+from assay.platforms import lab as labs
 from assay.report.jsondoc import summary_document
 from assay.report.terminal import print_summary
 from assay.results.rundir import read_json
@@ -40,6 +41,8 @@ def banner(console: Console, plan: Plan, target: str) -> None:
 @click.option("--duration", help="Measured time, overriding the scenario's (e.g. 60s, 10m).")
 @click.option("--path", "target_path", type=click.Path(file_okay=False),
               help="Directory to run in, overriding the scenario's target path.")
+@click.option("--lab", "lab_name", help="Run on lab platform NAME (`assay lab create`): its "
+              "platform, path, devices and IOPS cap replace the scenario's target.")
 @click.option("--keep", is_flag=True, help="Keep the data files of a temporary target.")
 @click.option("--fresh", is_flag=True, help="Prefill again even if the dataset is unchanged.")
 @click.option("--force", is_flag=True,
@@ -47,7 +50,8 @@ def banner(console: Console, plan: Plan, target: str) -> None:
 @click.option("--json", "json_mode", is_flag=True,
               help="Print one JSON document on stdout (human output goes to stderr).")
 @results_option
-def command(scenario: str, duration: str | None, target_path: str | None, keep: bool,
+def command(scenario: str, duration: str | None, target_path: str | None, lab_name: str | None,
+            keep: bool,
             fresh: bool, force: bool, json_mode: bool, results: Path | None) -> None:
     """Run SCENARIO (a built-in name or a YAML file) and grade it.
 
@@ -59,6 +63,11 @@ def command(scenario: str, duration: str | None, target_path: str | None, keep: 
         plan = load(scenario, duration_value(duration))
     except ScenarioInvalid as e:
         raise scenario_error(e) from None
+    if lab_name:
+        labs.apply(plan.scenario.target, labs.load(lab_name))
+        issues = check_steps(plan.resolved, plan.thresholds, plan.duration)
+        if issues:  # the lab's platform may lack an action the scenario asks for
+            raise scenario_error(ScenarioInvalid(issues))
     if target_path:
         plan.scenario.target.path = target_path
     target = plan.scenario.target

@@ -23,6 +23,12 @@ def advise(stats: Mapping[str, Stats], series: Iterable[dict[str, Any]], warmup:
                        f"times latency from the actual submit, so latency from the intended "
                        f"start was up to {s.behind_max_s:.1f}s higher than reported "
                        f"(coordinated omission)")
+        elif s.intended and s.lat_p99_ms and (s.intended["lat_intended_p99_ms"] or 0) > \
+                max(2 * s.lat_p99_ms, s.lat_p99_ms + 1.0):
+            out.append(f"{name}: timed from when each IO was due, p99 latency was "
+                       f"{s.intended['lat_intended_p99_ms']:.1f} ms, not the "
+                       f"{s.lat_p99_ms:.1f} ms fio measured from the submit: the schedule "
+                       f"slipped (coordinated omission)")
         elif s.target_iops and s.iops + s.rate_tolerance < 0.99 * s.target_iops:
             out.append(f"{name} reached {s.achieved_pct:.1f}% of its target rate")
         values = per_second.get(name, [])

@@ -56,6 +56,7 @@ class Stats:
     target_iops: float | None
     behind_max_s: float
     rate_tolerance: float  # IOPS a fixed-rate component may fall short by, from pacing noise
+    intended: dict[str, float | None] | None = None  # latency from the due time (even pacing)
 
     @property
     def achieved_pct(self) -> float | None:
@@ -67,6 +68,8 @@ class Stats:
             return self.behind_max_s
         if name in ("iops", "mbps"):
             return float(getattr(self, name))
+        if name.startswith("lat_intended_"):
+            return (self.intended or {}).get(f"{name}_ms")
         value = getattr(self, f"{name}_ms")
         return None if value is None else float(value)
 

@@ -10,7 +10,7 @@ import importlib
 
 from assay.platforms.base import Platform
 
-DRIVER_MODULES: tuple[str, ...] = ("local",)
+DRIVER_MODULES: tuple[str, ...] = ("local", "btrfs", "xfs", "command")
 
 
 def driver(name: str) -> type[Platform]:

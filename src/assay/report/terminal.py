@@ -24,7 +24,7 @@ def print_summary(console: Console, run: dict[str, Any], run_dir: Path) -> None:
     console.print()
     verdict = run.get("verdict") or {}
     head = f"[{style}]{status.upper()}[/]  {run.get('scenario', {}).get('name', '')}"
-    if verdict:
+    if verdict and status in ("passed", "failed"):
         head += f"  ({verdict.get('passed', 0)} thresholds passed, {verdict.get('failed', 0)} " \
                 f"failed)"
     console.print(head)
@@ -33,18 +33,22 @@ def print_summary(console: Console, run: dict[str, Any], run_dir: Path) -> None:
     thresholds = run.get("thresholds") or []
     if thresholds:
         t = Table(title="Thresholds", title_justify="left", show_edge=False, pad_edge=False)
-        for col in ("", "threshold", "component", "observed", "bound", "note"):
-            t.add_column(col)
+        for col in ("", "threshold", "observed", "bound", "note"):
+            t.add_column(col, justify="right" if col in ("observed", "bound") else "left")
         for r in thresholds:
             metric = r["metric"]
             fmt = (lambda v: format_latency_ms(v)) if metric.startswith("lat_") else \
                 (lambda v: _num(v, "{:,.1f}"))
-            t.add_row("[green]✓[/]" if r["passed"] else "[red]✗[/]", r["expr"], r["component"],
+            expr = r["expr"]
+            if not expr.startswith(r["component"] + "."):  # applied to several: say which
+                expr += f" [dim]({r['component']})[/]"
+            t.add_row("[green]✓[/]" if r["passed"] else "[red]✗[/]", expr,
                       fmt(r["observed"]), fmt(r["bound"]), r.get("note") or "")
         console.print(t)
     elif status in ("passed", "failed"):
         console.print("no thresholds declared: nothing was graded")
     _workload_tables(console, run)
+    _phase_table(console, run)
     for w in run.get("warnings") or []:
         console.print(f"[yellow]warning:[/] {w}")
     window = run.get("measured_window_s") or [0, 0]
@@ -60,17 +64,46 @@ def _workload_tables(console: Console, run: dict[str, Any]) -> None:
         by_wl.setdefault(wl, []).append((comp, s))
     for wl, rows in by_wl.items():
         t = Table(title=f"Workload {wl}", title_justify="left", show_edge=False, pad_edge=False)
-        for col in ("component", "target IO/s", "achieved IO/s", "%", "MB/s", "avg", "p50",
-                    "p99", "p99.9", "max"):
+        due = any(s.get("intended") for _, s in rows)  # latency from the due time
+        for col in ("component", "target IO/s", "achieved IO/s", "MB/s", "avg", "p99",
+                    "p99.9", "max", *(("p99 from due",) if due else ())):
             t.add_column(col, justify="left" if col == "component" else "right")
         for comp, s in rows:
             pct = s.get("achieved_pct")
-            pct_txt = "-" if pct is None else (f"[red]{pct:.1f}[/]" if pct < 99 else f"{pct:.1f}")
-            t.add_row(comp, _num(s.get("target_iops"), "{:,.1f}"), _num(s.get("iops"), "{:,.1f}"),
-                      pct_txt, _num(s.get("mbps"), "{:,.2f}"),
+            achieved = _num(s.get("iops"), "{:,.1f}")
+            if pct is not None:
+                achieved += f" [red]({pct:.0f}%)[/]" if pct < 99 else f" ({pct:.0f}%)"
+            t.add_row(comp, _num(s.get("target_iops"), "{:,.1f}"), achieved,
+                      _num(s.get("mbps"), "{:,.2f}"),
                       format_latency_ms(s.get("lat_avg_ms")),
-                      format_latency_ms(s.get("lat_p50_ms")),
                       format_latency_ms(s.get("lat_p99_ms")),
                       format_latency_ms(s.get("lat_p999_ms")),
-                      format_latency_ms(s.get("lat_max_ms")))
+                      format_latency_ms(s.get("lat_max_ms")),
+                      *((format_latency_ms((s.get("intended") or {}).get("lat_intended_p99_ms")),)
+                        if due else ()))
         console.print(t)
+
+
+def _phase_table(console: Console, run: dict[str, Any]) -> None:
+    """Before / during / between / after the timeline's events, per graded component."""
+    totals = run.get("phase_totals") or {}
+    if not totals:
+        return
+    events = run.get("events") or []
+    done = sum(1 for e in events if e.get("outcome") == "ok")
+    keys = [k for k in ("before", "during", "between", "after") if k in totals]
+    t = Table(title=f"Phases around {len(events)} timeline events ({done} ok)",
+              title_justify="left", show_edge=False, pad_edge=False)
+    for col in ("component", "phase", "seconds", "IO/s", "avg", "p99", "max", "recovery"):
+        t.add_column(col, justify="left" if col in ("component", "phase") else "right")
+    for comp in run.get("stats") or {}:
+        worst = [r["components"].get(comp) for r in run.get("recovery") or []]
+        rec = ("-" if not worst else "never" if any(v is None for v in worst)
+               else format_duration(max(v for v in worst if v is not None)))
+        for i, key in enumerate(keys):
+            s = totals[key]["stats"].get(comp) or {}
+            t.add_row(comp if i == 0 else "", key, f"{totals[key].get('seconds', 0):g}",
+                      _num(s.get("iops"), "{:,.1f}"), format_latency_ms(s.get("lat_avg_ms")),
+                      format_latency_ms(s.get("lat_p99_ms")),
+                      format_latency_ms(s.get("lat_max_ms")), rec if i == 0 else "")
+    console.print(t)

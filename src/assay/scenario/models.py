@@ -78,6 +78,24 @@ class WorkloadBase(Strict):
     load: LoadSpec = Field(default_factory=LoadSpec)
     prefill: bool = Field(True, description="write the dataset before measuring")
     host: str = Field("local", description="which host runs this workload")
+    subdir: str | None = Field(None, pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$",
+                               description="sub-directory of the target for this workload's "
+                                           "files (e.g. a btrfs subvolume)")
+
+
+class WaitUntil(Strict):
+    """After its action, a step lasts until a condition holds (or its `timeout` passes)."""
+
+    done: Literal["rebuild", "balance", "scrub", "replace"] | None = Field(
+        None, description="the platform's background operation has finished")
+    command: str | None = Field(None, description="a shell command returns 0")
+    poll: Duration = Field(1.0, gt=0, description="seconds between checks")
+
+    @model_validator(mode="after")
+    def _one(self) -> WaitUntil:
+        if (self.done is None) == (self.command is None):
+            raise ValueError("give either `done` or `command`")
+        return self
 
 
 class StepBase(Strict):
@@ -91,6 +109,7 @@ class StepBase(Strict):
     after: str | None = Field(None, description="start when the named step ends")
     annotate: bool = True
     timeout: Duration | None = Field(None, gt=0)
+    wait_until: WaitUntil | None = Field(None, description="the step ends when this holds")
 
     @model_validator(mode="after")
     def _when(self) -> StepBase:

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from assay.metrics.phases import PhaseReport
 from assay.metrics.summary import ComponentInfo, Stats
 from assay.thresholds.grammar import Threshold, ThresholdError, parse
 from assay.thresholds.presets import PRESETS
@@ -86,13 +87,41 @@ def resolve(t: Threshold, components: Sequence[ComponentInfo]) -> list[Component
 
 
 def evaluate(thresholds: Sequence[Threshold], components: Sequence[ComponentInfo],
-             stats: Mapping[str, Stats]) -> list[Result]:
+             stats: Mapping[str, Stats], phases: PhaseReport | None = None) -> list[Result]:
+    """`phases` grades thresholds that name a phase, and `recovery`; without it they fail."""
     results = []
     for t in thresholds:
         for info in resolve(t, components):
+            if t.metric == "recovery":
+                results.append(_recovery(t, info.name, phases))
+                continue
             s = stats[info.name]
+            if t.phase:
+                s_phase = phases.stats(_phase_key(t), info.name) if phases else None
+                if s_phase is None:
+                    bound = t.value if t.value is not None else 0.0
+                    results.append(Result(t, info.name, None, bound, False,
+                                          f"the run had no `{_phase_key(t)}` phase"))
+                    continue
+                s = s_phase
             results.append(_check(t, s))
     return results
+
+
+def _phase_key(t: Threshold) -> str:
+    # `after NAME` grades the time after the last event, like `after`; the name is for recovery
+    return str(t.phase if t.phase_kind == "during" else t.phase_kind)
+
+
+def _recovery(t: Threshold, component: str, phases: PhaseReport | None) -> Result:
+    assert t.value is not None
+    if phases is None:
+        return Result(t, component, None, t.value, False, "no timeline events were recorded")
+    value, events, note = phases.worst_recovery(component, t.phase_step)
+    if value is None:
+        return Result(t, component, None, t.value, False, note)
+    return Result(t, component, value, t.value, t.holds(value, t.value),
+                  f"worst of {events} event{'s' if events != 1 else ''}")
 
 
 def _check(t: Threshold, s: Stats) -> Result:

@@ -1,13 +1,20 @@
 """Threshold grammar.
 
-    threshold := selector OP value
+    threshold := selector OP value [phase]
     selector  := [workload "."] [stream "."] [direction "."] metric
     OP        := "<" | "<=" | ">" | ">=" | "==" | "!="
     value     := number [unit] | [number "%"] "target"
+    phase     := "before" | "between" | "after" [step] | "during" [step]
 
 Examples: `db.data.read.lat_p99 < 20ms`, `mail.db.iops >= target`, `iops >= 95% target`,
 `log.write.lat_avg <= 10ms`, `mbps > 500`. Latency values take a unit (us, ms, s). A selector
 with fewer parts applies to every component it matches, and each must hold.
+
+A trailing phase grades only part of the run, cut at the timeline's events (metrics/phases.py):
+`db.data.write.lat_p99 < 50ms during snapshot` (the seconds of every `snapshot` step, by step
+name or action), `db.data.read.iops >= 95% target after`, `lat_p99 < 20ms before`. The
+`recovery` metric is the longest time (seconds) a component took after an event to get back
+near its `before` level: `db.data.read.recovery <= 30` or `recovery <= 30s after replace`.
 
 In a scenario, `thresholds` is a mapping `selector: "OP value"` or `workload: preset`, or a
 list of threshold strings.
@@ -30,8 +37,12 @@ METRICS: dict[str, str] = {
     "lat_p99": "99th percentile latency from the merged histogram",
     "lat_p999": "99.9th percentile latency from the merged histogram",
     "lat_max": "largest latency seen",
+    "lat_intended_p99": "99th percentile latency from each IO's due time (even fixed rate)",
+    "lat_intended_max": "largest latency from each IO's due time (even fixed rate)",
     "behind": "seconds the component fell behind its fixed-rate schedule (max)",
+    "recovery": "seconds after a timeline event until IOPS and latency are back near before",
 }
+PHASES = ("before", "during", "between", "after")
 LATENCY = {m for m in METRICS if m.startswith("lat_")}
 
 OPS: dict[str, Callable[[float, float], bool]] = {
@@ -43,6 +54,8 @@ _EXPR = re.compile(r"^\s*(?P<sel>[A-Za-z0-9_.\-]+)\s*(?P<op><=|>=|==|!=|<|>)\s*(
 _VALUE = re.compile(r"^(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>us|µs|ms|s|%)?$")
 _TARGET = re.compile(r"^(?:(?P<pct>\d+(?:\.\d+)?)\s*%\s*(?:of\s+)?)?target$")
 _UNIT_MS = {"us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1000.0}
+_PHASE = re.compile(r"^(?P<rest>.*?\S)\s+(?P<phase>before|during|between|after)"
+                    r"(?:\s+(?P<step>[A-Za-z0-9_\-]+))?\s*$")
 
 
 class ThresholdError(ValueError):
@@ -58,6 +71,16 @@ class Threshold:
     target_fraction: float | None = None  # `95% target` -> 0.95
     text: str = ""
     source: str = ""  # "preset jetstress-strict" when it came from a preset
+    phase: str | None = None  # "before", "during", "during snapshot", "after replace", ...
+
+    @property
+    def phase_kind(self) -> str | None:
+        return self.phase.split()[0] if self.phase else None
+
+    @property
+    def phase_step(self) -> str | None:
+        parts = (self.phase or "").split()
+        return parts[1] if len(parts) > 1 else None
 
     @property
     def expr(self) -> str:
@@ -68,6 +91,17 @@ class Threshold:
 
 
 def parse(text: str, source: str = "") -> Threshold:
+    p = _PHASE.match(text)
+    if p:
+        phase = p["phase"] + (f" {p['step']}" if p["step"] else "")
+        inner = parse(p["rest"], source)
+        if inner.metric == "recovery" and p["phase"] in ("before", "between"):
+            raise ThresholdError(f"{text!r}: recovery is measured after events; use "
+                                 f"`after [STEP]` or no phase")
+        if p["step"] and p["phase"] in ("before", "between"):
+            raise ThresholdError(f"{text!r}: only `during` and `after` take a step name")
+        return Threshold(inner.selector, inner.metric, inner.op, inner.value,
+                         inner.target_fraction, f"{inner.text} {phase}", source, phase)
     m = _EXPR.match(text)
     if not m:
         raise ThresholdError(f"cannot read {text!r}: expected `selector OP value`, "
@@ -92,6 +126,8 @@ def parse(text: str, source: str = "") -> Threshold:
         if unit not in _UNIT_MS:
             raise ThresholdError(f"{text!r}: a latency needs a unit (us, ms or s), e.g. 20ms")
         num *= _UNIT_MS[unit]
+    elif metric == "recovery" and unit in (None, "s"):
+        pass  # seconds
     elif unit:
         raise ThresholdError(f"{text!r}: {metric} takes a plain number, not {unit!r}")
     return Threshold(tuple(parts[:-1]), metric, m["op"], num, None, _norm(m), source)

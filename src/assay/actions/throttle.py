@@ -1,0 +1,70 @@
+"""`throttle`: make a device slow for a window — an IOPS or bandwidth cap on the run's IO.
+
+    - {action: throttle, device: 1, read_iops: 200, write_iops: 200, at: 20s, for: 15s}
+
+The cap goes on the run's cgroup v1 blkio group, so it slows exactly the load's IO to that
+device. When the window ends (or the run does) the device gets back the caps it had before
+(`target.throttle` or none). `device` is a node or an index into the platform's devices.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from assay.actions.context import ActionContext, Stopped
+from assay.actions.device import pick
+from assay.platforms.fsbase import ActionFailed, FsPlatform
+from assay.scenario.models import Duration, Size, StepBase
+
+
+class Params(StepBase):
+    action: Literal["throttle"] = "throttle"
+    device: str | int | None = Field(None, description="node or 1-based index; default: the "
+                                                       "platform's first device")
+    read_iops: int = Field(0, ge=0)
+    write_iops: int = Field(0, ge=0)
+    read_bps: Size = Field(0)
+    write_bps: Size = Field(0)
+    window: Duration | None = Field(None, alias="for", gt=0,
+                                    description="how long; default: until the run ends")
+
+    @model_validator(mode="after")
+    def _some_cap(self) -> Params:
+        if not (self.read_iops or self.write_iops or self.read_bps or self.write_bps):
+            raise ValueError("give at least one of read_iops, write_iops, read_bps, write_bps")
+        return self
+
+
+def requires(p: Params) -> set[str]:
+    return set()
+
+
+def run(p: Params, ctx: ActionContext) -> str:
+    if ctx.group is None:
+        raise ActionFailed("throttle needs cgroup v1 blkio (root, /sys/fs/cgroup/blkio)")
+    if isinstance(p.device, str) and not p.device.isdigit():
+        device = p.device
+    else:
+        devices = ctx.platform.devices() if isinstance(ctx.platform, FsPlatform) else []
+        device = pick(devices, p.device if p.device is not None else 1, "device")
+    before = next((t for t in ctx.platform.target.throttle if t.device == device), None)
+    caps = {"read_iops": p.read_iops, "write_iops": p.write_iops, "read_bps": p.read_bps,
+            "write_bps": p.write_bps}
+    ctx.details.update({"device": device, **{k: v for k, v in caps.items() if v}})
+    try:
+        ctx.group.limit(device, **caps)
+    except (OSError, ValueError) as e:
+        raise ActionFailed(f"cannot throttle {device}: {e}") from None
+    try:
+        ctx.sleep(p.window if p.window is not None else 1e9)
+    except Stopped:
+        pass
+    finally:  # the device gets its own caps back, whatever ended the window
+        ctx.group.limit(device, read_iops=before.read_iops if before else 0,
+                        write_iops=before.write_iops if before else 0,
+                        read_bps=before.read_bps if before else 0,
+                        write_bps=before.write_bps if before else 0)
+    shown = ", ".join(f"{k} {v}" for k, v in caps.items() if v)
+    return f"{device} capped at {shown}" + (f" for {p.window:g}s" if p.window else "")

@@ -1,0 +1,33 @@
+"""`assay export`: a stored run as JSON, CSV or JUnit XML (for spreadsheets and CI)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from assay.cli.common import find_run, results_option
+from assay.exitcodes import UserError
+from assay.report.exports import EXPORTS, render
+
+
+@click.command("export")
+@click.argument("run", default="last")
+@click.option("--format", "fmt", type=click.Choice(sorted(EXPORTS)), default="json",
+              show_default=True, help="json: the --json summary plus per-second series; "
+              "csv: per-second series; junit: one test case per threshold.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write to FILE instead of standard output.")
+@results_option
+def command(run: str, fmt: str, output: Path | None, results: Path | None) -> None:
+    """Export RUN (an id, a prefix of one, a path, or `last`) for other tools."""
+    path, data = find_run(run, results)
+    text = render(fmt, path, data)
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise UserError(f"cannot write {output}: {e.strerror or e}") from None
+    click.echo(str(output), err=True)

@@ -1,0 +1,210 @@
+"""`assay search`: the largest value of one parameter that passes every threshold."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from assay.cli.common import duration_value, results_option, results_root, scenario_error
+from assay.console import make_console
+from assay.exitcodes import ExitCode, UserError
+from assay.plan import read_scenario
+from assay.scenario.yamlsource import ScenarioInvalid
+from assay.search import bisect, chart, measures
+from assay.search.limit import LimitSearch, SearchInterrupted
+from assay.search.overrides import Param, Scenario
+from assay.search.store import Group, group_key
+from assay.search.trials import TrialSettings, shared_target
+
+
+def precision_value(text: str) -> float:
+    try:
+        p = float(text.rstrip("%")) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise UserError(f"--precision: expected e.g. 2% or 0.02, got {text!r}") from None
+    if not 0 < p < 1:
+        raise UserError(f"--precision: must be between 0 and 100 %, got {text!r}")
+    return p
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt()
+
+
+def trial_line(param: Param, n: int, t: dict[str, Any]) -> str:
+    verdict = {"passed": "[green]PASS[/]", "failed": "[red]FAIL[/]"}.get(
+        t["status"], f"[yellow]{t['status'].upper()}[/]")
+    d = t.get("deciding") or {}
+    why = ""
+    if d:
+        obs = "-" if d.get("observed") is None else f"{d['observed']:,.4g}"
+        why = f"{d['expr']} ({d['component']}) observed {obs} vs bound {d['bound']:,.4g}"
+    early = "  stopped early" if t.get("stopped_early") else ""
+    return (f"  trial {n:>2}  {param.text} = {t['value']:<10,g}  {verdict}  {why}  "
+            f"{t['seconds']:.0f}s{early}")
+
+
+def answer_text(param: Param, a: bisect.Answer, trials: int) -> str:
+    if a.status == "below-range":
+        return f"no value passes: even {param.text} = {a.first_fail:,} fails (lower --from)"
+    if a.status == "above-range":
+        return f"{param.text} = {a.last_pass:,} (--to) passes: the limit is higher (raise --to)"
+    head = "answer" if a.status == "found" else "best so far (trial limit reached)"
+    if a.last_pass is None:
+        return f"{head}: no pass yet; smallest failure {param.text} = {a.first_fail:,}"
+    margin = (f"; first fail {a.first_fail:,} (precision {a.precision:.1%})"
+              if a.first_fail is not None and a.precision is not None else "")
+    return f"{head}: {param.text} = {a.last_pass:,} passes{margin}; {trials} trials"
+
+
+@click.command("search")
+@click.argument("scenario")
+@click.option("--vary", required=True, metavar="WORKLOAD.PARAM",
+              help="The parameter to search, e.g. mail.mailboxes, db.data_iops, db.load.scale.")
+@click.option("--from", "low", required=True, type=float, help="Smallest value to consider.")
+@click.option("--to", "high", required=True, type=float, help="Largest value to consider.")
+@click.option("--precision", default="2%", show_default=True,
+              help="Stop when (first fail - last pass) / last pass is at most this.")
+@click.option("--max-trials", default=12, show_default=True, type=click.IntRange(2, 100))
+@click.option("--duration", help="Measured time of each trial (default: the scenario's).")
+@click.option("--path", "target_path", type=click.Path(file_okay=False),
+              help="Directory to run in, overriding the scenario's target path.")
+@click.option("--curve", is_flag=True,
+              help="Then run 10/50/70/80/90/100 % of the answer: latency against load.")
+@click.option("--metric", "metrics", multiple=True, metavar="COMPONENT.METRIC",
+              help="What the curve shows (default: first read component lat_p99 and iops).")
+@click.option("--chart", "chart_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the curve as an SVG chart.")
+@click.option("--resume", "resume_id", metavar="SEARCH_ID",
+              help="Continue a stopped search (default: an unfinished identical search is "
+                   "resumed automatically).")
+@click.option("--new", "new", is_flag=True, help="Start afresh even if an identical search "
+                                                 "was stopped.")
+@click.option("--no-early-stop", is_flag=True, help="Run every trial to its end.")
+@click.option("--force", is_flag=True,
+              help="Allow writing over files or devices that assay did not create.")
+@click.option("--json", "json_mode", is_flag=True, help="Print search.json on stdout.")
+@results_option
+def command(scenario: str, vary: str, low: float, high: float, precision: str,
+            max_trials: int, duration: str | None, target_path: str | None, curve: bool,
+            metrics: tuple[str, ...], chart_file: Path | None, resume_id: str | None, new: bool,
+            no_early_stop: bool, force: bool, json_mode: bool, results: Path | None) -> None:
+    """Find the largest WORKLOAD.PARAM in [--from, --to] whose run passes every threshold.
+
+    Each trial is a stored run linked to the search; the search record is
+    <results>/searches/<id>/search.json. Exit status: 0 answer found, 1 no value passes,
+    2 invalid input, 3 a trial aborted, 130 interrupted (resume later).
+    """
+    console = make_console(json_mode)
+    root = results_root(results)
+    seconds = duration_value(duration)
+    p = precision_value(precision)
+    if not 0 < low < high:
+        raise UserError(f"--from {low:g} --to {high:g}: need 0 < from < to")
+    try:
+        text, display, base = read_scenario(scenario)
+        scn = Scenario(text, display, base)
+        param = scn.param(vary)
+        first = scn.plan([(param, int(low) if param.integer else low)], seconds)
+        scn.plan([(param, int(high) if param.integer else high)], seconds)
+    except ScenarioInvalid as e:
+        raise scenario_error(e) from None
+    chosen = measures.check(list(metrics), [c.name for c in first.components])
+    space = bisect.Space(low, high, p, param.integer, max_trials)
+    key = group_key(scenario=text, vary=param.text, low=low,
+                    high=high, precision=p, duration=seconds, path=target_path)
+    group = _open_group(root, resume_id, new, key, console, {
+        "key": key, "scenario": {"name": first.name, "file": display}, "parameter": param.text,
+        "integer": param.integer, "bounds": [low, high], "precision": p,
+        "duration_s": first.duration, "warmup_s": first.warmup, "trials": []})
+    search = LimitSearch(scn, param, space, group, TrialSettings(
+        root, group.id, force=force, stop_early=not no_early_stop, target_path=target_path),
+        console, seconds)
+    kept = search.resume_cleanup()
+    if kept:
+        console.print(f"resuming search {group.id}: {kept} finished trials reused")
+        for n, t in enumerate(search.trials, 1):
+            console.print(trial_line(param, n, t))
+    else:
+        console.print(f"search {group.id}: {param.text} in [{low:g}, {high:g}], "
+                      f"precision {p:.1%}")
+    search.on_trial = lambda t: console.print(trial_line(param, len(search.trials), t))
+    scratch = shared_target(first, target_path)
+    search.settings.target_path = scratch.__enter__()
+    old = signal.signal(signal.SIGTERM, _raise_interrupt)
+    t0 = time.monotonic()
+    try:
+        answer = search.run()
+        console.print(f"[bold]{answer_text(param, answer, len(search.trials))}[/] "
+                      f"({time.monotonic() - t0:.0f}s)")
+        if curve and answer.last_pass:
+            search.on_trial = lambda t: console.print(trial_line(param, len(
+                group.record["curve"]), t).replace("trial", "curve", 1))
+            points = search.curve(answer.last_pass)
+            print_curve(console, param, points, chosen)
+            if chart_file:
+                write_chart(chart_file, first.name, param, points, chosen)
+                console.print(f"chart: {chart_file}")
+        search.finish()
+    except ScenarioInvalid as e:
+        raise scenario_error(e) from None
+    except (KeyboardInterrupt, SearchInterrupted):
+        group.record["status"] = "interrupted"
+        group.save()
+        console.print(f"[yellow]interrupted[/]: resume with `assay search ... --resume "
+                      f"{group.id}` (or run the same command again)")
+        raise SystemExit(int(ExitCode.INTERRUPTED)) from None
+    finally:
+        signal.signal(signal.SIGTERM, old)
+        scratch.__exit__(None, None, None)
+    console.print(f"search record: {group.file}")
+    if json_mode:
+        click.echo(json.dumps(group.record, indent=2, default=str))
+    raise SystemExit(int(ExitCode.FAILED if answer.status == "below-range" else ExitCode.PASSED))
+
+
+def _open_group(root: Path, resume_id: str | None, new: bool, key: str, console: Console,
+                record: dict[str, Any]) -> Group:
+    if resume_id:
+        group = Group.open(root, "search", resume_id)
+        if group is None:
+            raise UserError(f"--resume {resume_id}: no such search in {root / 'searches'}")
+        if group.record.get("key") != key:
+            raise UserError(f"--resume {resume_id}: that search was started with another "
+                            f"scenario, parameter, bounds or duration "
+                            f"({group.record.get('parameter')} in {group.record.get('bounds')})")
+        return group
+    if not new:
+        group_ = Group.unfinished(root, "search", key)
+        if group_ is not None:
+            return group_
+    return Group.create(root, "search", record["scenario"]["name"], record)
+
+
+def print_curve(console: Console, param: Param, points: list[dict[str, Any]],
+                metrics: list[str]) -> None:
+    table = Table(title="latency against load", title_justify="left")
+    for h in ("load", param.text, "verdict", *metrics):
+        table.add_column(h, justify="right")
+    for t in sorted(points, key=lambda t: t["value"]):
+        table.add_row(f"{t['fraction']:.0%}", f"{t['value']:,}", t["status"],
+                      *[measures.fmt(m, measures.value(t, m)) for m in metrics])
+    console.print(table)
+
+
+def write_chart(path: Path, name: str, param: Param, points: list[dict[str, Any]],
+                metrics: list[str]) -> None:
+    panels = []
+    for m in metrics:
+        pts = [(float(t["value"]), v) for t in points
+               if (v := measures.value(t, m)) is not None]
+        panels.append((measures.label(m), [(m, pts)]))
+    path.write_text(chart.svg(f"{name}: latency against load", param.text, panels),
+                    encoding="utf-8")

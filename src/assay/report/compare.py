@@ -1,0 +1,255 @@
+"""Several stored runs side by side: overlaid series, per-metric deltas, what else differed.
+
+A delta is called a real difference only when it stands out from the run-to-run noise. With
+repeat statistics in run.json (`repeat`, from `--repeat` runs) the test uses those; otherwise it
+uses the per-second values of each run's measured window. Both are Welch's t-test (unequal
+variances), two-sided, at 5 %.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay import __version__
+from assay.report import rundata
+from assay.report.diff import differences, facts
+from assay.report.html import clean_json, page
+
+METRICS = ("iops", "mbps", "lat_avg_ms", "lat_p99_ms")
+ALPHA = 0.05
+MIN_DT = 0.5  # a partial second at a boundary is too noisy to count as a sample
+
+
+class CompareError(ValueError):
+    pass
+
+
+@dataclass
+class RunView:
+    label: str
+    path: Path
+    run: dict[str, Any]
+    cols: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    offset: float = 0.0  # subtracted from this run's times (alignment)
+
+    @classmethod
+    def load(cls, label: str, path: Path) -> RunView:
+        return cls(label, path, rundata.load_run(path), rundata.per_second(path),
+                   rundata.steps(path))
+
+    def per_second_values(self, component: str, metric: str) -> list[float]:
+        """The metric's per-second values inside the measured window."""
+        cols = self.cols.get(component)
+        if not cols:
+            return []
+        lo, hi = rundata.measured_window(self.run)
+        dts = cols.get("dt")
+        out = []
+        for i, t in enumerate(cols["t"]):
+            v = cols[metric][i]
+            if v is None or not (lo < t <= hi + 1e-6) or (dts and dts[i] < MIN_DT):
+                continue
+            out.append(float(v))
+        return out
+
+    def stat(self, component: str, metric: str) -> float | None:
+        s = (self.run.get("stats") or {}).get(component) or {}
+        v = s.get(metric)
+        return float(v) if isinstance(v, int | float) else None
+
+    def repeat_stat(self, component: str, metric: str) -> tuple[float, float, int] | None:
+        """(mean, stdev, n) across repeats when run.json has `repeat` statistics."""
+        rep = self.run.get("repeat") or {}
+        n = rep.get("n") or rep.get("count")
+        s = ((rep.get("stats") or {}).get(component) or {}).get(metric) or {}
+        sd = s.get("stdev", s.get("sd"))
+        if isinstance(n, int) and n >= 2 and isinstance(s.get("mean"), int | float) and \
+                isinstance(sd, int | float):
+            return float(s["mean"]), float(sd), n
+        return None
+
+
+# -- statistics -------------------------------------------------------------------------------
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the incomplete beta function (modified Lentz)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c if abs(1.0 + aa / c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c if abs(1.0 + aa / c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-12:
+            break
+    return h
+
+
+def _betai(a: float, b: float, x: float) -> float:
+    """Regularized incomplete beta I_x(a, b)."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    lbeta = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+    front = math.exp(lbeta + a * math.log(x) + b * math.log(1 - x))
+    if x < (a + 1) / (a + b + 2):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1 - x) / b
+
+
+def welch_p(m1: float, v1: float, n1: int, m2: float, v2: float, n2: int) -> float | None:
+    """Two-sided p-value of Welch's t-test from means, variances and counts."""
+    if n1 < 2 or n2 < 2:
+        return None
+    se2 = v1 / n1 + v2 / n2
+    if se2 <= 0:
+        return 1.0 if m1 == m2 else 0.0
+    t = (m1 - m2) / math.sqrt(se2)
+    df = se2 ** 2 / ((v1 / n1) ** 2 / (n1 - 1) + (v2 / n2) ** 2 / (n2 - 1))
+    return _betai(df / 2, 0.5, df / (df + t * t))
+
+
+def _mean_var(xs: list[float]) -> tuple[float, float]:
+    m = sum(xs) / len(xs)
+    return m, sum((x - m) ** 2 for x in xs) / (len(xs) - 1) if len(xs) > 1 else 0.0
+
+
+def versus(base: RunView, other: RunView, component: str, metric: str) -> dict[str, Any]:
+    b, o = base.stat(component, metric), other.stat(component, metric)
+    delta = None if b in (None, 0) or o is None else 100.0 * (o - b) / b
+    rb, ro = base.repeat_stat(component, metric), other.repeat_stat(component, metric)
+    p: float | None
+    if rb and ro:
+        p = welch_p(rb[0], rb[1] ** 2, rb[2], ro[0], ro[1] ** 2, ro[2])
+        basis = f"repeats n={rb[2]}/{ro[2]}"
+    else:
+        xb, xo = base.per_second_values(component, metric), other.per_second_values(component,
+                                                                                     metric)
+        if len(xb) >= 2 and len(xo) >= 2:
+            (mb, vb), (mo, vo) = _mean_var(xb), _mean_var(xo)
+            p = welch_p(mb, vb, len(xb), mo, vo, len(xo))
+        else:
+            p = None
+        basis = f"per-second n={len(xb)}/{len(xo)}"
+    return {"delta_pct": None if delta is None else round(delta, 2),
+            "p": None if p is None else float(f"{p:.3g}"),
+            "significant": None if p is None else p < ALPHA, "basis": basis}
+
+
+def method_text(views: list[RunView]) -> str:
+    repeats = all(v.run.get("repeat") for v in views)
+    if repeats:
+        return ("Noise test: Welch's t-test on the repeat statistics (mean and standard deviation "
+                "over --repeat runs) stored in each run; 'differs' when p < 0.05.")
+    return ("Noise test: Welch's t-test on the per-second values of each run's measured window "
+            "(no repeat statistics stored); 'differs' when p < 0.05. Seconds are correlated, so "
+            "this understates run-to-run noise: confirm a small difference with --repeat runs.")
+
+
+# -- the comparison ---------------------------------------------------------------------------
+
+def labels(n: int) -> list[str]:
+    return [chr(ord("A") + i) if i < 26 else f"R{i + 1}" for i in range(n)]
+
+
+def load_views(paths: list[Path]) -> list[RunView]:
+    return [RunView.load(lab, p) for lab, p in zip(labels(len(paths)), paths, strict=True)]
+
+
+def align(views: list[RunView], how: str) -> str:
+    """Set each run's offset; returns a sentence saying how the series are aligned."""
+    if how == "start":
+        for v in views:
+            v.offset = 0.0
+        return "Series aligned on the start of each run's load."
+    if not how.startswith("event:") or not how[6:]:
+        raise CompareError(f"--align {how!r}: use `start` or `event:NAME` (a timeline step)")
+    name = how[6:]
+    for v in views:
+        hit = next((s for s in v.steps if name in (s["name"], s["action"])), None)
+        if hit is None:
+            known = sorted({s["name"] for s in v.steps}) or ["none"]
+            raise CompareError(f"--align {how}: run {v.label} ({v.path.name}) has no step named "
+                               f"{name!r}; its steps: {', '.join(known)}")
+        v.offset = float(hit["start"])
+    return f"Series aligned on step {name!r} (time 0 = its start in each run)."
+
+
+def components(views: list[RunView]) -> list[str]:
+    seen: list[str] = []
+    for v in views:
+        for c in list(v.run.get("stats") or {}) + list(v.cols):
+            if c not in seen:
+                seen.append(c)
+    return seen
+
+
+def deltas(views: list[RunView]) -> list[dict[str, Any]]:
+    base, out = views[0], []
+    for c in components(views):
+        for m in METRICS:
+            values = [v.stat(c, m) for v in views]
+            if all(x is None for x in values):
+                continue
+            out.append({"component": c, "metric": m, "values": values,
+                        "versus": [versus(base, o, c, m) for o in views[1:]]})
+    return out
+
+
+def what_differed(views: list[RunView]) -> list[tuple[str, list[str]]]:
+    return differences([facts(v.run, v.path) for v in views])
+
+
+def _shift(series: dict[str, Any], offset: float) -> dict[str, Any]:
+    if not offset:
+        return series
+    return {c: {m: [[round(t - offset, 3) for t in xs], ys] for m, (xs, ys) in ms.items()}
+            for c, ms in series.items()}
+
+
+def compare_data(views: list[RunView], how: str = "start") -> dict[str, Any]:
+    note = align(views, how)
+    runs = []
+    for v in views:
+        t = v.run.get("target") or {}
+        last_t = max((c["t"][-1] for c in v.cols.values() if c["t"]), default=0.0)
+        runs.append({
+            "label": v.label, "id": v.run.get("id") or v.path.name,
+            "scenario": (v.run.get("scenario") or {}).get("name") or "",
+            "status": v.run.get("status") or "unknown", "verdict": v.run.get("verdict") or {},
+            "started": v.run.get("started"),
+            "target": " · ".join(str(x) for x in (t.get("platform"), t.get("fstype"),
+                                                   t.get("path")) if x),
+            "series": _shift(rundata.chart_series(v.cols), v.offset),
+            "phases": [{**p, "start": p["start"] - v.offset, "end": p["end"] - v.offset}
+                       for p in rundata.phases(v.run, last_t)],
+            "steps": [{**s, "start": s["start"] - v.offset,
+                       "end": None if s["end"] is None else s["end"] - v.offset}
+                      for s in v.steps]})
+    return clean_json({
+        "kind": "compare", "generator": f"assay {__version__}", "generated": time.time(),
+        "alignment_note": note, "method": method_text(views), "runs": runs,
+        "components": components(views), "deltas": deltas(views),
+        "differences": [[k, vals] for k, vals in what_differed(views)]})
+
+
+def build_compare(views: list[RunView], how: str = "start") -> tuple[str, dict[str, Any]]:
+    data = compare_data(views, how)
+    return page(f"assay: comparison of {len(views)} runs", data), data

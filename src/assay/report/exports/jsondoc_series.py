@@ -1,0 +1,18 @@
+"""JSON export: the `assay run --json` document plus every per-second series row."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from assay.report.jsondoc import summary_document
+from assay.results.rundir import read_ndjson
+
+SUFFIX = "json"
+
+
+def render(run_dir: Path, run: dict[str, Any]) -> str:
+    doc = summary_document(run, run_dir)
+    doc["series"] = list(read_ndjson(run_dir / "series.ndjson"))
+    return json.dumps(doc, indent=2) + "\n"

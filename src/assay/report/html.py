@@ -1,0 +1,106 @@
+"""One self-contained HTML file per run (or comparison): inline CSS and JS, data as JSON.
+
+The page is built in the browser from a `<script type="application/json">` block with `textContent`
+only, so nothing in a run (a scenario name, an error message) can become markup or script: the
+JSON is escaped so that `<`, `>` and `&` never appear raw inside the block.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import time
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from assay import __version__
+from assay.report import rundata
+from assay.report.diff import flatten
+
+ASSETS = ("report.css", "charts.js", "report.js")
+
+
+def asset(name: str) -> str:
+    text = resources.files("assay.report").joinpath("assets", name).read_text(encoding="utf-8")
+    if "</script" in text.lower():  # would end the inline block early
+        raise ValueError(f"report asset {name} contains </script")
+    return text
+
+
+def safe_json(data: Any) -> str:
+    """JSON that is inert inside a <script> block (and in an HTML attribute, for that matter)."""
+    text = json.dumps(data, separators=(",", ":"), allow_nan=False, default=str)
+    return (text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def page(title: str, data: dict[str, Any]) -> str:
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        f"<meta name=\"generator\" content=\"assay {html.escape(__version__)}\">\n"
+        f"<title>{html.escape(title)}</title>\n<style>\n{asset('report.css')}</style>\n"
+        "</head>\n<body>\n<main id=\"app\"><noscript>This report draws its tables and charts "
+        "with JavaScript; please enable it.</noscript></main>\n"
+        f"<script type=\"application/json\" id=\"assay-data\">{safe_json(data)}</script>\n"
+        f"<script>\n{asset('charts.js')}</script>\n<script>\n{asset('report.js')}</script>\n"
+        "</body>\n</html>\n")
+
+
+def clean_json(value: Any) -> Any:
+    """NaN/inf are not JSON: show them as missing."""
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return None
+    if isinstance(value, dict):
+        return {k: clean_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clean_json(v) for v in value]
+    return value
+
+
+def run_data(run_dir: Path, run: dict[str, Any]) -> dict[str, Any]:
+    """The data a run report draws, from the stored files only."""
+    cols = rundata.per_second(run_dir)
+    last_t = max((c["t"][-1] for c in cols.values() if c["t"]), default=0.0)
+    scenario = run.get("scenario") or {}
+    return clean_json({
+        "kind": "run",
+        "generator": f"assay {__version__}",
+        "generated": time.time(),
+        "run": {"id": run.get("id") or run_dir.name, "status": run.get("status"),
+                "reason": run.get("reason") or "", "started": run.get("started"),
+                "elapsed_s": run.get("elapsed_s"), "verdict": run.get("verdict") or {},
+                "window": list(rundata.measured_window(run)),
+                "scenario": {"name": scenario.get("name") or "", "file": scenario.get("file"),
+                             "description": scenario.get("description") or ""},
+                "warnings": run.get("warnings") or []},
+        "thresholds": run.get("thresholds") or [],
+        "stats": run.get("stats") or {},
+        "components": list(cols) or list(run.get("components") or {}),
+        "series": rundata.chart_series(cols),
+        "phases": rundata.phases(run, last_t),
+        "steps": rundata.steps(run_dir),
+        "latency": rundata.latency_curves(run_dir, run),
+        "environment": sorted(flatten(run.get("environment") or {}).items()),
+        "target": sorted(flatten(run.get("target") or {}).items()),
+        "scenario_yaml": rundata.read_text(run_dir / "scenario.yaml"),
+        "job_files": rundata.job_files(run_dir),
+    })
+
+
+def build_report(run_dir: Path) -> str:
+    run = rundata.load_run(run_dir)
+    data = run_data(run_dir, run)
+    name = data["run"]["scenario"]["name"] or run_dir.name
+    return page(f"assay: {name} ({data['run']['status'] or 'unknown'})", data)
+
+
+def write_report(run_dir: Path, out: Path | None = None) -> Path:
+    """Render a stored run to `out` (default: report.html in the run directory)."""
+    target = out or run_dir / "report.html"
+    text = build_report(run_dir)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(target)
+    return target

@@ -1,0 +1,223 @@
+"""Everything a report shows, read from a stored run directory (never from fio).
+
+Charts use series.ndjson (one small row per second and component), downsampled here with a
+min/max envelope. samples.ndjson, which carries a latency histogram per row and can be large, is
+read only for the whole-window percentile curve, streamed and capped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from assay.metrics.histogram import Histogram
+from assay.report.downsample import envelope_xy
+from assay.results.rundir import read_json, read_ndjson
+
+CHART_METRICS = ("iops", "mbps", "lat_avg_ms", "lat_p99_ms")
+MAX_POINTS = 2000  # per line: more than a chart is pixels wide
+SAMPLES_CAP_BYTES = 24 << 20  # beyond this, the histogram is merged from evenly spread slices
+SLICES = 64
+
+
+def load_run(run_dir: Path) -> dict[str, Any]:
+    try:
+        return read_json(run_dir / "run.json")
+    except FileNotFoundError:
+        raise ValueError(f"{run_dir}: no run.json (not a run directory)") from None
+
+
+def read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def measured_window(run: dict[str, Any]) -> tuple[float, float]:
+    window = run.get("measured_window_s")
+    if window and len(window) == 2:
+        return float(window[0]), float(window[1])
+    plan = run.get("plan") or {}
+    warm = float(plan.get("warmup_s") or 0)
+    return warm, warm + float(plan.get("duration_s") or 0)
+
+
+def phases(run: dict[str, Any], last_t: float) -> list[dict[str, Any]]:
+    """Shaded spans: warm-up always, then run.json `phases` (list or mapping) when present."""
+    start, end = measured_window(run)
+    out: list[dict[str, Any]] = []
+    if start > 0:
+        out.append({"name": "warm-up", "start": 0.0, "end": start, "kind": "warmup"})
+    raw = run.get("phases") or []
+    items: list[tuple[str, Any]] = (list(raw.items()) if isinstance(raw, dict) else
+                                    [(str(p.get("name", f"phase {i + 1}")), p)
+                                     for i, p in enumerate(raw) if isinstance(p, dict)])
+    for name, p in items:
+        if isinstance(p, dict) and p.get("step") and str(p["step"]) not in name:
+            name = f"{name} {p['step']}"  # "during snapshot-1"
+        if isinstance(p, list | tuple) and len(p) == 2:
+            lo, hi = p
+        elif isinstance(p, dict):
+            lo = p.get("start_s", p.get("start"))
+            hi = p.get("end_s", p.get("end"))
+        else:
+            continue
+        if isinstance(lo, int | float) and isinstance(hi, int | float):
+            kind = "during" if name.startswith("during") else "phase"
+            out.append({"name": name, "start": float(lo), "end": float(hi), "kind": kind})
+    if end < last_t - 0.5:
+        out.append({"name": "not measured", "start": end, "end": last_t, "kind": "after"})
+    return out
+
+
+def steps(run_dir: Path) -> list[dict[str, Any]]:
+    """Timeline steps (`kind: step` events) on the series clock (seconds from load start)."""
+    events = list(read_ndjson(run_dir / "events.ndjson"))
+    load0 = next((e.get("time") for e in events
+                  if e.get("kind") == "load" and e.get("outcome") == "started"), None)
+    out = []
+    for e in events:
+        if e.get("kind") != "step":
+            continue
+        t0, t1 = e.get("t_start"), e.get("t_end")
+        if not isinstance(t0, int | float):
+            t0 = (e["time"] - load0) if load0 and isinstance(e.get("time"), int | float) else None
+        elif t0 > 1e8 and load0:  # wall-clock seconds: move onto the run's clock
+            t0, t1 = t0 - load0, (t1 - load0 if isinstance(t1, int | float) else None)
+        if t0 is None:
+            continue
+        out.append({"name": str(e.get("name") or e.get("action") or "step"),
+                    "action": str(e.get("action") or ""), "start": round(float(t0), 3),
+                    "end": round(float(t1), 3) if isinstance(t1, int | float) else None,
+                    "outcome": str(e.get("outcome") or ""),
+                    "detail": _last_line(e.get("error") or e.get("reason") or e.get("output"))})
+    return out
+
+
+def _records(path: Path, batch: int = 20_000) -> Iterator[dict[str, Any]]:
+    """NDJSON records, decoded a batch of lines at a time (one json call per batch is several
+    times faster on day-long runs); a batch with a torn or bad line falls back line by line."""
+    if not path.exists():
+        return
+    with open(path, encoding="utf-8") as fh:
+        while True:
+            lines = [ln for ln in (fh.readline() for _ in range(batch)) if ln.strip()]
+            if not lines:
+                return
+            try:
+                yield from json.loads("[" + ",".join(lines) + "]")
+            except ValueError:
+                for ln in lines:
+                    try:
+                        yield json.loads(ln)
+                    except ValueError:
+                        continue
+
+
+def _last_line(text: Any) -> str:
+    """A step's output can be long: its last non-empty line says what happened."""
+    lines = [ln for ln in str(text or "").splitlines() if ln.strip()]
+    return lines[-1].strip()[:300] if lines else ""
+
+
+def per_second(run_dir: Path) -> dict[str, dict[str, list[Any]]]:
+    """component -> {"t": [...], "dt": [...], "phase": [...], metric: [...]} (series.ndjson)."""
+    out: dict[str, dict[str, list[Any]]] = {}
+    keys = ("t", "dt", "phase", *CHART_METRICS)
+    for row in _records(run_dir / "series.ndjson"):
+        c = row.get("c")
+        if not isinstance(c, str) or not isinstance(row.get("t"), int | float):
+            continue
+        cols = out.get(c)
+        if cols is None:
+            cols = out[c] = {k: [] for k in keys}
+        for k in keys:
+            cols[k].append(row.get(k))
+    return out
+
+
+def chart_series(cols: dict[str, dict[str, list[Any]]],
+                 max_points: int = MAX_POINTS) -> dict[str, dict[str, Any]]:
+    """Per component and metric: [t...], [v...] downsampled, spikes kept."""
+    out: dict[str, dict[str, Any]] = {}
+    for c, data in cols.items():
+        out[c] = {}
+        for m in CHART_METRICS:
+            xs, ys = envelope_xy(data["t"], data[m], max_points)
+            out[c][m] = [[round(t, 3) for t in xs], ys]
+    return out
+
+
+def _sample_lines(path: Path, cap: int) -> Iterator[str]:
+    """All lines of a small file; evenly spread slices of a large one (cap the work)."""
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        if size <= cap:
+            for line in fh:
+                yield line.decode("utf-8", "replace")
+            return
+        per_slice = cap // SLICES
+        for i in range(SLICES):
+            fh.seek(i * size // SLICES)
+            if i:
+                fh.readline()  # skip the partial line we landed in
+            read = 0
+            while read < per_slice:
+                line = fh.readline()
+                if not line:
+                    break
+                read += len(line)
+                yield line.decode("utf-8", "replace")
+
+
+def latency_curves(run_dir: Path, run: dict[str, Any],
+                   cap: int = SAMPLES_CAP_BYTES) -> dict[str, Any]:
+    """Merged histograms over the measured window -> latency by percentile, per component."""
+    path = run_dir / "samples.ndjson"
+    if not path.exists():
+        return {"curves": {}, "sampled": False}
+    start, end = measured_window(run)
+    merged: dict[str, dict[str, int]] = {}  # bins summed with fio's string keys: no conversions
+    for line in _sample_lines(path, cap):
+        try:
+            s = json.loads(line)
+        except ValueError:
+            continue
+        t = s.get("t")
+        if not isinstance(t, int | float) or not (start < t <= end + 1e-6):
+            continue
+        acc = merged.setdefault(s.get("c", "?"), {})
+        for k, v in (s.get("bins") or {}).items():
+            acc[k] = acc.get(k, 0) + v
+    hists = {c: Histogram.from_fio(b) for c, b in merged.items()}
+    return {"curves": {c: percentile_curve(h) for c, h in hists.items() if h},
+            "sampled": path.stat().st_size > cap}
+
+
+def percentile_curve(h: Histogram, step: float = 0.02) -> list[list[float]]:
+    """[[percentile, ms], ...] thinned on the `nines` scale (-log10(1-p)) the chart uses."""
+    total = h.count
+    seen = 0
+    out: list[list[float]] = []
+    next_p = 0.0  # the next fraction worth a point: `step` further along the nines scale
+    keys = sorted(h.bins)
+    for i, k in enumerate(keys):
+        seen += h.bins[k]
+        p = seen / total
+        if p >= next_p or i == len(keys) - 1:
+            out.append([round(100 * p, 5), round(k / 1e6, 4)])
+            x = 6.0 if p >= 1 else min(6.0, -math.log10(1 - p))
+            next_p = 1 - 10 ** -(x + step)
+    return out
+
+
+def job_files(run_dir: Path) -> dict[str, str]:
+    """host -> rendered fio job file, verbatim."""
+    hosts = run_dir / "hosts"
+    if not hosts.is_dir():
+        return {}
+    return {p.parent.name: read_text(p) for p in sorted(hosts.glob("*/run.fio"))}

@@ -1,0 +1,34 @@
+"""Repeat statistics: Student t intervals and the Welch difference test."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from assay.search.stats import differ, summarise, t975
+
+
+@pytest.mark.parametrize("df,exact", [(1, 12.706), (4, 2.776), (30, 2.042), (35, 2.030),
+                                      (50, 2.009), (100, 1.984), (1000, 1.962)])
+def test_t_quantiles(df, exact):
+    assert t975(df) == pytest.approx(exact, abs=0.003)
+
+
+def test_interval_of_five_runs():
+    s = summarise([10, 12, 11, 13, 9])
+    assert s["n"] == 5 and s["mean"] == 11
+    assert s["stdev"] == pytest.approx(math.sqrt(2.5))
+    assert s["half_width"] == pytest.approx(2.776 * math.sqrt(2.5) / math.sqrt(5), rel=1e-3)
+    assert s["ci95"][0] < 11 < s["ci95"][1]
+
+
+def test_one_run_has_no_interval():
+    assert summarise([3.0])["ci95"] is None and summarise([])["mean"] is None
+
+
+def test_real_difference_and_noise():
+    a = summarise([10, 12, 11, 13, 9])
+    assert differ(a, summarise([10.5, 11, 12, 11.5, 10])) is False
+    assert differ(a, summarise([20, 21, 19, 22, 20])) is True
+    assert differ(a, summarise([20])) is None
