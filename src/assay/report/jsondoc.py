@@ -6,6 +6,21 @@ from pathlib import Path
 from typing import Any
 
 
+def transactional(run: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Per workload, Jetstress' "achieved transactional IO/s": the fixed-rate components of
+    its transactional streams (Exchange: database reads and writes, not log or BDM)."""
+    out: dict[str, dict[str, float]] = {}
+    comps = run.get("components") or {}
+    for name, s in (run.get("stats") or {}).items():
+        info = comps.get(name) or {}
+        if not info.get("transactional", True) or not s.get("target_iops"):
+            continue
+        t = out.setdefault(name.split(".", 1)[0], {"target_iops": 0.0, "achieved_iops": 0.0})
+        t["target_iops"] += s["target_iops"]
+        t["achieved_iops"] += s.get("iops") or 0.0
+    return out
+
+
 def summary_document(run: dict[str, Any], run_dir: Path) -> dict[str, Any]:
     workloads: dict[str, Any] = {}
     for name, s in (run.get("stats") or {}).items():
@@ -26,6 +41,8 @@ def summary_document(run: dict[str, Any], run_dir: Path) -> dict[str, Any]:
             "ios": s.get("ios"),
             "seconds": s.get("seconds"),
         }
+    for wl, t in transactional(run).items():
+        workloads[wl]["transactional"] = {k: round(v, 3) for k, v in t.items()}
     return {
         "schema_version": 1,
         "status": run.get("status"),

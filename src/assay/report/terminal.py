@@ -8,6 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from assay.report.jsondoc import transactional
 from assay.scenario.units import format_duration, format_latency_ms
 
 STATUS_STYLE = {"passed": "bold green", "failed": "bold red", "aborted": "bold yellow",
@@ -82,6 +83,11 @@ def _workload_tables(console: Console, run: dict[str, Any]) -> None:
                       *((format_latency_ms((s.get("intended") or {}).get("lat_intended_p99_ms")),)
                         if due else ()))
         console.print(t)
+        trans = transactional(run).get(wl)
+        if trans and len(rows) > 1:
+            pct = 100 * trans["achieved_iops"] / trans["target_iops"]
+            console.print(f"  transactional IO/s: {trans['achieved_iops']:,.1f} achieved of "
+                          f"{trans['target_iops']:,.1f} target ({pct:.1f}%)")
 
 
 def _phase_table(console: Console, run: dict[str, Any]) -> None:
