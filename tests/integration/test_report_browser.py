@@ -229,3 +229,20 @@ def test_real_timeline_steps_and_phases_are_drawn(run_scenario: Any, open_report
     names = [p["name"] for p in data["phases"]]
     assert "during settle" in names and "during mark" in names and names[0] == "warm-up"
     assert o.page.locator("#steps tbody tr").count() == 2
+
+
+def test_an_aborted_run_without_series_still_renders(tmp_path: Path, open_report: Any) -> None:
+    run_dir = copy_run(tmp_path)
+    for name in ("series.ndjson", "samples.ndjson", "events.ndjson"):
+        (run_dir / name).unlink()
+    run = json.loads((run_dir / "run.json").read_text())
+    run.update(status="aborted", reason="prefill failed (fio exit 1): No space left on device",
+               stats={}, thresholds=[], verdict={})
+    run.pop("measured_window_s")
+    (run_dir / "run.json").write_text(json.dumps(run))
+    o = open_report(write_report(run_dir))
+    assert o.errors == []
+    text = o.page.inner_text("main")
+    assert o.page.inner_text("#verdict .verdict") == "ABORTED"
+    assert "No space left on device" in o.page.inner_text(".reason")
+    assert "nothing was graded" in text and "No timeline steps ran" in text

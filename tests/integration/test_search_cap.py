@@ -69,3 +69,35 @@ def test_search_finds_the_throttled_cap(loopfs, tmp_path: Path) -> None:
     assert {t["run_id"] for t in trials} <= set(rows)
     assert {rows[t["run_id"]] for t in trials} == {record["id"]}
     assert (results / "searches" / record["id"] / "search.json").exists()
+
+
+@needs_fio
+@needs_root
+@pytest.mark.skipif(not cgroup.available(), reason="needs cgroup v1 blkio")
+def test_sweep_curve_from_a_closed_loop_maximum(loopfs, tmp_path: Path) -> None:
+    """Closed loop on the capped device finds ~400 IO/s; 10-100 % of it run as fixed rates."""
+    dev, mnt = loopfs("xfs", "512M")
+    scenario = tmp_path / "cap.yaml"
+    scenario.write_text(SCENARIO.format(cap=CAP, dev=dev, mnt=mnt).replace(
+        "data_iops: 100 ", "data_iops: 200 "))
+    chart = tmp_path / "curve.html"
+    proc = subprocess.run(
+        [sys.executable, "-m", "assay", "sweep", str(scenario), "--curve", "--duration", "3s",
+         "--chart", str(chart), "--results", str(tmp_path / "results"), "--json"],
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(proc.stdout)
+    probe = [t for t in record["trials"] if t.get("probe")]
+    points = [t for t in record["trials"] if not t.get("probe")]
+    assert len(probe) == 1 and probe[0]["point"] == {"db.load.model": "closed"}
+    scale = record["maximum"]["scale"]["db"]
+    assert 0.9 * CAP <= 200 * scale <= 1.1 * CAP  # the closed loop found the cap
+    assert [t["fraction"] for t in points] == [0.1, 0.5, 0.7, 0.8, 0.9, 1.0]
+    for t in points[:4]:  # well under the cap, the fixed rates are delivered and pass
+        asked = 200 * t["point"]["db.load.scale"]
+        assert abs(t["stats"]["db.data.read"]["iops"] - asked) / asked < 0.05
+        assert t["status"] == "passed"
+    # latency grows towards the maximum
+    avg = [t["stats"]["db.data.read"]["lat_avg"] for t in points]
+    assert avg[-1] > avg[0]
+    assert "100%" in proc.stderr and chart.read_text().startswith("<!doctype html>")

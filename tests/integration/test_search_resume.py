@@ -66,7 +66,8 @@ def test_killed_search_resumes_from_its_trials(tmp_path: Path) -> None:
     finished = [t for t in stopped["trials"] if t["status"] in ("passed", "failed")]
     assert len(finished) == 2
 
-    again = subprocess.run(argv + ["--json"], capture_output=True, text=True, timeout=180)
+    again = subprocess.run(argv + ["--json", "--curve", "--chart", str(tmp_path / "c.svg")],
+                           capture_output=True, text=True, timeout=180)
     assert again.returncode == 0, again.stderr
     assert f"resuming search {search_id}: 2 finished trials reused" in again.stderr
     done = json.loads(again.stdout)
@@ -79,3 +80,9 @@ def test_killed_search_resumes_from_its_trials(tmp_path: Path) -> None:
     assert answer["status"] == "found"
     assert 270 <= answer["last_pass"] <= 300 < answer["first_fail"] * 1.01
     assert len({t["value"] for t in done["trials"]}) == len(done["trials"])
+    # the curve: 10-100 % of the answer as fixed rates, all under the ceiling, all passing
+    curve = done["curve"]
+    assert [t["fraction"] for t in curve] == [0.1, 0.5, 0.7, 0.8, 0.9, 1.0]
+    assert curve[-1]["value"] == answer["last_pass"]
+    assert all(t["status"] == "passed" for t in curve[:-1])
+    assert "latency against load" in again.stderr and (tmp_path / "c.svg").exists()

@@ -1,5 +1,5 @@
 """`assay sweep` on real fio with the documented scenario: a grid with repeats (table, chart,
-repeats.json, linked runs) and a vdbench-style curve from a closed-loop maximum."""
+repeats.json, linked runs). The curve is tested on a throttled device (test_search_cap.py)."""
 
 from __future__ import annotations
 
@@ -58,20 +58,3 @@ def test_grid_with_repeats(tmp_path: Path) -> None:
         parents = {r[0] for r in con.execute("SELECT parent FROM runs")}
     assert parents == {record["id"]}
 
-
-def test_curve_from_a_closed_loop_maximum(tmp_path: Path) -> None:
-    chart = tmp_path / "curve.html"
-    record, err = sweep(tmp_path, "--curve", "--chart", str(chart))
-    probe = [t for t in record["trials"] if t.get("probe")]
-    points = [t for t in record["trials"] if not t.get("probe")]
-    assert len(probe) == 1 and probe[0]["point"] == {"db.load.model": "closed"}
-    scale = record["maximum"]["scale"]["db"]
-    assert scale > 1  # the closed loop does more than the scenario's 200 IO/s
-    assert [t["fraction"] for t in points] == [0.1, 0.5, 0.7, 0.8, 0.9, 1.0]
-    asked = [t["point"]["db.load.scale"] for t in points]
-    assert asked == sorted(asked) and abs(asked[-1] - scale) < 1e-3
-    # fixed rates at 10 % and 50 % of the maximum are delivered
-    for t in points[:2]:
-        got = t["stats"]["db.data.read"]["iops"]
-        assert abs(got - 200 * t["point"]["db.load.scale"]) / got < 0.1
-    assert "100%" in err and chart.read_text().startswith("<!doctype html>")

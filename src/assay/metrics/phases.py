@@ -15,7 +15,8 @@ step or action NAME), `before`, `between`, `after`.
 
 Recovery of a component after an event: seconds from the event's end until the component is
 back near its `before` level — IOPS at least 90 % of it and mean latency at most 1.5x (or
-1 ms more, whichever is larger) — and stays there for 3 seconds (or to the end of the run). None when it never got back.
+1 ms more, whichever is larger) — and stays there for 3 seconds (or to the end of the run).
+None when it never got back.
 """
 
 from __future__ import annotations

@@ -144,6 +144,8 @@ var AssayCharts = (function () {
     box.appendChild(head);
     this.plot = el("div", "plot");
     this.canvas = el("canvas", "base");
+    this.canvas.setAttribute("role", "img");
+    this.canvas.setAttribute("aria-label", opts.title);
     this.overlay = el("canvas", "overlay");
     this.markers = el("div", "markers");
     this.tip = el("div", "tooltip");
