@@ -30,3 +30,9 @@ def test_minus_gives_the_interval_from_cumulative_bins():
 def test_empty():
     h = Histogram()
     assert h.percentile(99) is None and h.max is None and not h
+
+
+def test_percentiles_never_exceed_the_exact_maximum():
+    h = Histogram({1000: 98, 46_920: 2})  # the top bucket's value is above the real max
+    assert h.percentiles((99.9,), cap=46_890)[99.9] == 46_890
+    assert h.percentiles((50,), cap=46_890)[50] == 1000

@@ -53,7 +53,7 @@ class Sample:
 
     def row(self) -> dict[str, Any]:
         """The series record written to series.ndjson (latencies in ms)."""
-        pct = self.hist.percentiles()
+        pct = self.hist.percentiles(cap=self.lat_max_ns)
         avg = self.lat_sum_ns / self.ios / 1e6 if self.ios else None
         return {
             "t": round(self.t, 3), "dt": round(self.dt, 3), "c": self.component,

@@ -113,7 +113,7 @@ def aggregate(info: ComponentInfo, samples: Iterable[dict[str, Any]], start: flo
             lat_max = max(lat_max or 0, s["lat_max_ns"])
         behind = max(behind, s.get("behind_s") or 0.0)
         hist.add(Histogram.from_fio(s.get("bins") or {}))
-    pct = hist.percentiles()
+    pct = hist.percentiles(cap=int(lat_max) if lat_max else None)
     iops = rate_ios / rate_seconds if rate_seconds else 0.0
     target = info.target_iops
     tolerance = 0.0
