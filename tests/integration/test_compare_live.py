@@ -74,6 +74,7 @@ def test_compare_xfs_with_compressed_btrfs(run_scenario: Any, loopfs: Any, resul
             keys = page.eval_on_selector_all(".legend span", "els => els.map(e => e.dataset.key)")
             assert {k.split("|")[0] for k in keys} == {"A", "B"}  # both runs overlaid
             assert "target.fstype" in page.inner_text("#differences")
+            assert page.locator('.chart[data-chart="percentiles"] canvas.base').count() == 1
             # each run's lines are drawn on the IOPS chart (the other run hidden, so one
             # cannot cover the other)
             for shown, hidden, rgb in (("A", "B", [37, 99, 235]), ("B", "A", [232, 89, 12])):

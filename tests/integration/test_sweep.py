@@ -11,6 +11,8 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import needs_fio
 
 pytestmark = needs_fio
@@ -50,6 +52,19 @@ def test_grid_with_repeats(tmp_path: Path) -> None:
     lo, hi = iops["ci95"]
     assert lo <= iops["mean"] <= hi and abs(iops["mean"] - 300) < 15
     assert low["metrics"]["db.data.read.iops"]["mean"] < iops["mean"]
+    # every repeated run carries its point's statistics, and compare judges noise by them
+    run = json.loads((tmp_path / "results" / high["runs"][0] / "run.json").read_text())
+    assert run["repeat"]["n"] == 2
+    assert run["repeat"]["stats"]["db.data.read"]["iops"]["mean"] == pytest.approx(iops["mean"])
+    cmp = subprocess.run([sys.executable, "-m", "assay", "compare", low["runs"][0],
+                          high["runs"][0], "--json", "--results", str(tmp_path / "results"),
+                          "-o", str(tmp_path / "cmp.html")],
+                         capture_output=True, text=True, timeout=120)
+    assert cmp.returncode == 0, cmp.stderr
+    doc = json.loads(cmp.stdout)
+    assert "repeat" in doc["method"]
+    assert any(v["basis"].startswith("repeats n=2/2") for d in doc["deltas"]
+               for v in d["versus"] if v)
     svg = ET.parse(chart).getroot()
     assert svg.tag.endswith("svg") and "http" not in chart.read_text().replace(
         "http://www.w3.org/2000/svg", "")  # self-contained

@@ -109,3 +109,10 @@ def test_cli_errors_are_exit_2_without_traceback(tmp_path: Path) -> None:
                str(tmp_path / "c.html"))
     assert ok.returncode == 0, ok.stderr
     assert "what differed: no configuration or environment fact differs" in ok.stdout
+
+
+def test_three_runs_against_one_baseline(tmp_path: Path) -> None:
+    data = compare_data(load_views(copies(tmp_path, 3)))
+    assert [r["label"] for r in data["runs"]] == ["A", "B", "C"]
+    assert all(len(d["versus"]) == 2 and len(d["values"]) == 3 for d in data["deltas"])
+    assert set(data["runs"][2]["latency"]) == set(data["components"])

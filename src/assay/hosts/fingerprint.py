@@ -71,9 +71,9 @@ def host_facts() -> dict[str, Any]:
     }
 
 
-def mount_of(path: str) -> dict[str, Any]:
+def mount_of(path: str | Path) -> dict[str, Any]:
     """Filesystem, mount options and source device of the mount that holds `path`."""
-    out = _run("findmnt", "-J", "-T", path, "-o", "TARGET,SOURCE,FSTYPE,OPTIONS")
+    out = _run("findmnt", "-J", "-T", str(path), "-o", "TARGET,SOURCE,FSTYPE,OPTIONS")
     try:
         fs = json.loads(out)["filesystems"][0]
     except (ValueError, KeyError, IndexError):

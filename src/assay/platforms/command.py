@@ -17,8 +17,9 @@ import shlex
 from pathlib import Path
 from typing import Any, ClassVar
 
+from assay.hosts.fingerprint import mount_of
 from assay.platforms.base import Platform
-from assay.platforms.fsbase import ActionFailed, FsPlatform, Runner, mount_of
+from assay.platforms.fsbase import ActionFailed, FsPlatform, Runner
 from assay.scenario.models import Target
 
 OPERATIONS = ("snapshot", "snapshot.delete", "device.fail", "device.remove", "device.add",

@@ -9,7 +9,6 @@ step instead of the run. A driver implements the hooks for the capabilities it d
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import subprocess
 from collections.abc import Callable, Sequence
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.exitcodes import UserError
+from assay.hosts.fingerprint import mount_of
 from assay.platforms.base import Platform
 from assay.scenario.models import Target
 
@@ -49,17 +49,6 @@ def run_command(cmd: Sequence[str] | str, timeout: float | None = None) -> str:
     if proc.returncode != 0:
         raise ActionFailed(f"`{shown}` exited with status {proc.returncode}: {output[-500:]}")
     return output
-
-
-def mount_of(path: Path) -> dict[str, str]:
-    """The mount holding `path`: target, fstype, source, options (findmnt)."""
-    out = subprocess.run(["findmnt", "-J", "-o", "TARGET,FSTYPE,SOURCE,OPTIONS", "--target",
-                          str(path)], capture_output=True, text=True, check=False).stdout
-    try:
-        fs = json.loads(out)["filesystems"][0]
-    except (ValueError, KeyError, IndexError):
-        return {}
-    return {k: str(v) for k, v in fs.items()}
 
 
 def existing_parent(path: Path) -> Path:
@@ -98,7 +87,7 @@ class FsPlatform(Platform):
 
     @property
     def mountpoint(self) -> str:
-        return self.mount.get("target", "")
+        return self.mount.get("mountpoint", "")
 
     def devices(self) -> list[str]:
         """Block devices that hold the data (throttle and device actions pick from these)."""

@@ -242,7 +242,8 @@ def compare_data(views: list[RunView], how: str = "start") -> dict[str, Any]:
                        for p in rundata.phases(v.run, last_t)],
             "steps": [{**s, "start": s["start"] - v.offset,
                        "end": None if s["end"] is None else s["end"] - v.offset}
-                      for s in v.steps]})
+                      for s in v.steps],
+            "latency": rundata.latency_curves(v.path, v.run)["curves"]})
     return clean_json({
         "kind": "compare", "generator": f"assay {__version__}", "generated": time.time(),
         "alignment_note": note, "method": method_text(views), "runs": runs,

@@ -20,6 +20,7 @@ from assay.exitcodes import RunAborted, UserError
 from assay.search import stats
 from assay.search.limit import FINISHED, SearchInterrupted
 from assay.search.overrides import Param, Scenario, parse_value
+from assay.results.rundir import read_json
 from assay.search.store import SCHEMA_VERSION, Group, write_json
 from assay.search.trials import TrialSettings, run_trial
 
@@ -153,8 +154,28 @@ def _rounded(s: dict[str, Any]) -> dict[str, Any]:
 
 def write_repeats(group: Group, scenario: str) -> Path:
     path = group.path / "repeats.json"
+    groups = repeat_groups(group.record["trials"])
     write_json(path, {"schema_version": SCHEMA_VERSION, "group": group.id,
                       "kind": group.record["kind"], "scenario": scenario,
                       "confidence": 0.95, "method": "Student t, two-sided, sample stdev",
-                      "groups": repeat_groups(group.record["trials"])})
+                      "groups": groups})
+    _stamp_runs(group.path.parents[1], group.id, groups)
     return path
+
+
+def _stamp_runs(results_root: Path, group_id: str, groups: list[dict[str, Any]]) -> None:
+    """Give every repeated run its point's statistics (run.json `repeat`), so that
+    `assay compare` judges differences against run-to-run noise, not second-to-second."""
+    for g in groups:
+        stats: dict[str, dict[str, dict[str, float | None]]] = {}
+        for key, s in g["metrics"].items():
+            component, metric = key.rsplit(".", 1)
+            name = metric if metric in ("iops", "mbps") else f"{metric}_ms"  # run.json names
+            stats.setdefault(component, {})[name] = {"mean": s["mean"], "stdev": s["stdev"]}
+        block = {"group": group_id, "n": g["n"], "runs": g["runs"], "stats": stats}
+        for run_id in g["runs"]:
+            run_json = results_root / run_id / "run.json"
+            if run_json.exists():
+                data = read_json(run_json)
+                data["repeat"] = block
+                write_json(run_json, data)

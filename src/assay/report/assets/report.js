@@ -260,6 +260,20 @@
     chartGrid(app, group, function (metric) {
       return items.map(function (it) { var s = it.run.series[it.comp][metric]; return { key: it.key, x: s[0], y: s[1] }; });
     }, runs[0].phases, events);
+    add(app, "p", "hint", "Shading: the warm-up and phases of run " + runs[0].label + ".");
+
+    add(app, "h2", null, "Latency by percentile, overlaid (measured windows)");
+    var withCurves = items.filter(function (it) { return it.run.latency && it.run.latency[it.comp]; });
+    if (!withCurves.length) add(app, "p", "muted", "No latency histograms were stored for these runs.");
+    else {
+      var wrap = add(app, "div");
+      new C.Chart(group, wrap, { id: "percentiles", title: "Latency (log) by percentile, merged histograms",
+        fmt: C.fmtMs, log: true, allowLog: true, xKind: "nines", xTicks: C.ninesTicks, xFmt: C.ninesFmt,
+        series: withCurves.map(function (it) {
+          var pts = it.run.latency[it.comp];
+          return { key: it.key, x: pts.map(function (p) { return C.nines(p[0]); }), y: pts.map(function (p) { return p[1]; }) };
+        }) });
+    }
     footer();
     group.redraw();
     return pgroup;
