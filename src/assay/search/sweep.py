@@ -17,10 +17,10 @@ from typing import Any
 from rich.console import Console
 
 from assay.exitcodes import RunAborted, UserError
+from assay.results.rundir import read_json
 from assay.search import stats
 from assay.search.limit import FINISHED, SearchInterrupted
 from assay.search.overrides import Param, Scenario, parse_value
-from assay.results.rundir import read_json
 from assay.search.store import SCHEMA_VERSION, Group, write_json
 from assay.search.trials import TrialSettings, run_trial
 
