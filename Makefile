@@ -4,15 +4,16 @@
 SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
-APT_PACKAGES := fio btrfs-progs xfsprogs util-linux iproute2 openssh-server openssh-client chromium
+# what a run needs, and what the tests add (lab filesystems, a browser for the HTML report)
+RUN_PACKAGES := fio util-linux procps
+TEST_PACKAGES := $(RUN_PACKAGES) btrfs-progs xfsprogs chromium
+APT_PACKAGES ?= $(RUN_PACKAGES)
 
 .PHONY: demo test lint system venv clean
 
 system:
 	@missing=""; \
 	for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -c 'import ensurepip' 2>/dev/null; then \
-	  missing="$$missing python3-venv"; fi; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  export DEBIAN_FRONTEND=noninteractive; \
@@ -20,7 +21,10 @@ system:
 	fi
 
 $(VENV)/.installed: pyproject.toml
-	@test -x $(PY) || python3 -m venv $(VENV)
+	@test -x $(PY) || python3 -m venv $(VENV) 2>/dev/null || { \
+	  echo "installing: python3-venv"; rm -rf $(VENV); \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null; \
+	  python3 -m venv $(VENV); }
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
 	@touch $@
@@ -30,10 +34,12 @@ venv: system $(VENV)/.installed
 demo: venv
 	$(VENV)/bin/assay run exchange-quick
 
+lint: APT_PACKAGES = $(TEST_PACKAGES)
 lint: venv
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/mypy
 
+test: APT_PACKAGES = $(TEST_PACKAGES)
 test: lint
 	$(VENV)/bin/pytest -q -p no:cacheprovider
 
