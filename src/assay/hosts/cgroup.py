@@ -63,7 +63,9 @@ class BlkioGroup:
         self.limit(device)
 
     def limits(self) -> dict[str, str]:
-        return {k: (self.path / f).read_text().strip() for k, f in LIMIT_FILES.items()}
+        """The caps in force, e.g. {"read_iops": "7:3 400"}; kinds without a cap are left out."""
+        out = {k: (self.path / f).read_text().strip() for k, f in LIMIT_FILES.items()}
+        return {k: v for k, v in out.items() if v}
 
     def remove(self) -> None:
         """Move any remaining processes out, then remove the group (and empty parents)."""

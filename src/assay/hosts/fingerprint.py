@@ -94,7 +94,7 @@ def block_device_facts(dev: str | None) -> dict[str, Any]:
     if not queue.exists() and (sys_dir / "..").resolve().joinpath("queue").exists():
         queue = (sys_dir / "..").resolve() / "queue"  # a partition: its disk's queue
     sched = _read(str(queue / "scheduler"))
-    m = re.search(r"\[(\w+)\]", sched)
+    m = re.search(r"\[([\w-]+)\]", sched)
     facts: dict[str, Any] = {
         "device": dev,
         "size_bytes": int(_read(str(sys_dir / "size")) or 0) * 512,
