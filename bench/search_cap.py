@@ -88,7 +88,8 @@ def main() -> int:
         for n, t in enumerate(record["trials"], 1):
             d = t.get("deciding") or {}
             print(f"trial {n}: {t['value']:>8g}  {t['status']:<6}  {t['seconds']:5.1f}s  "
-                  f"{d.get('expr', '')} observed {d.get('observed')} bound {d.get('bound')}"
+                  f"{d.get('expr', '')} observed {d.get('observed') or 0:.1f} "
+                  f"bound {d.get('bound') or 0:.1f}"
                   + ("  (stopped early)" if t.get("stopped_early") else ""))
         a = record["answer"]
         error = (a["last_pass"] - args.cap) / args.cap

@@ -38,9 +38,8 @@ from assay.platforms.safety import (
     check_block_device,
     check_files,
     device_state_dir,
-    read_manifest,
-    write_manifest,
 )
+from assay.prefill import prefill
 from assay.report.html import write_report
 from assay.results.catalogue import Catalogue
 from assay.results.rundir import RunDir, read_ndjson
@@ -103,16 +102,6 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise Interrupted()
 
 
-def data_hash(plan: Plan, name: str) -> str:
-    """What a prefilled file's content depends on: reuse it only when this is unchanged."""
-    for s in plan.streams:
-        for f in s.files:
-            if f.name == name:
-                opts = plan.prefill_jobfile([(f.name, f.size)], ".").split("\n[prefill.", 1)[1]
-                return hashlib.sha256(opts.encode()).hexdigest()[:16]
-    return ""
-
-
 class Engine:
     def __init__(self, plan: Plan, options: RunOptions, console: Console):
         self.plan = plan
@@ -122,7 +111,6 @@ class Engine:
         self.run_dir: RunDir | None = None
         self.samples: list[dict[str, Any]] = []
         self.info: dict[str, Any] = {}
-        self.created: list[str] = []
         self.cgroup: BlkioGroup | None = None  # fio runs in it, so actions can throttle it
         self.device: str | None = None  # a raw block device target
         self.intended_note = "not computed: no even-paced fixed-rate component"
@@ -233,70 +221,9 @@ class Engine:
 
     def _prefill(self, directory: Path) -> None:
         assert self.run_dir
-        manifest = read_manifest(directory)
-        todo = []
-        for name, size in self.plan.files:
-            entry = manifest.get(name) or {}
-            path = directory / name
-            reusable = (not self.opt.fresh and entry.get("size") == size
-                        and entry.get("data") == data_hash(self.plan, name)
-                        and entry.get("prefilled")
-                        and (self.device is not None
-                             or (path.exists() and path.stat().st_size >= size)))
-            if not reusable:
-                todo.append((name, size))
-        existing = sum((directory / n).stat().st_size for n, _ in todo
-                       if (directory / n).exists())
-        need = sum(s for _, s in todo) - existing
-        free = shutil.disk_usage(directory).free
-        if need > free - (64 << 20) and not self.device:
-            raise RunAborted(f"not enough free space in {directory}: the dataset needs "
-                             f"{format_size(need)} more, {format_size(free)} is free. Lower "
-                             f"`dataset` or choose another target.")
-        for name, size in self.plan.files:  # claim the files before writing a byte
-            manifest.setdefault(name, {"size": size, "created": time.time()})
-        write_manifest(directory, manifest)
-        self.created = [n for n, _ in self.plan.files]
-        reused = len(self.plan.files) - len(todo)
-        self.info["prefill"] = {"files": len(todo), "bytes": sum(s for _, s in todo),
-                                "reused_files": reused, "fresh": self.opt.fresh}
-        if not todo:
-            self.run_dir.event("prefill", outcome="reused", files=reused)
-            self.console.print(f"prefill: reusing {reused} files "
-                               f"({format_size(self.plan.dataset_bytes)}); --fresh rewrites them")
-            return
-        host = self.run_dir.host_dir("local")
-        jobfile = host / "prefill.fio"
-        jobfile.write_text(self.plan.prefill_jobfile(
-            todo, str(directory.resolve()),
-            self.platform.direct_io() if not self.device else True, self.device),
-            encoding="utf-8")
-        fio = FioProcess(jobfile, host, name="prefill", status_interval=1)
-        total = sum(s for _, s in todo)
-        t0 = time.monotonic()
-        self.run_dir.event("prefill", outcome="started", files=len(todo), bytes=total)
-        fio.start()
-        try:
-            with LiveProgress(self.console, "prefill", total) as bar:
-                for doc in fio.documents():
-                    if doc is None:
-                        continue
-                    written = sum(j["write"]["io_bytes"] for j in doc.get("jobs", []))
-                    rate = written / max(time.monotonic() - t0, 1e-3) / 1e6
-                    bar.update(written, f"{format_size(written)} {rate:.0f} MB/s")
-        except BaseException:
-            fio.stop()
-            raise
-        rc = fio.wait()
-        if rc != 0:
-            raise RunAborted(f"prefill failed (fio exit {rc}): {fio.stderr_tail()}")
-        for name, size in todo:
-            manifest[name] = {"size": size, "data": data_hash(self.plan, name),
-                              "prefilled": True, "created": time.time()}
-        write_manifest(directory, manifest)
-        elapsed = time.monotonic() - t0
-        self.info["prefill"]["seconds"] = round(elapsed, 2)
-        self.run_dir.event("prefill", outcome="done", seconds=round(elapsed, 2))
+        direct = self.platform.direct_io() if not self.device else True
+        self.info["prefill"] = prefill(self.plan, directory, self.run_dir, self.console,
+                                       fresh=self.opt.fresh, direct=direct, device=self.device)
 
     def _load(self, directory: Path) -> tuple[str, str]:
         assert self.run_dir

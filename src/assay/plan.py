@@ -17,7 +17,7 @@ from assay.metrics.sampler import ComponentSpec
 from assay.metrics.summary import ComponentInfo
 from assay.platforms import DRIVER_MODULES, driver
 from assay.scenario.loader import load_text
-from assay.scenario.models import ResolvedScenario, Scenario
+from assay.scenario.models import ResolvedScenario, Scenario, step_names
 from assay.scenario.units import format_duration, format_size
 from assay.scenario.yamlsource import Issue, ScenarioInvalid
 from assay.thresholds.evaluate import expand, resolve
@@ -213,8 +213,6 @@ def in_subdir(streams: list[Stream], subdir: str) -> None:
 def check_steps(resolved: ResolvedScenario, thresholds: list[Threshold], duration: float,
                 notes: list[str] | None = None) -> list[Issue]:
     """Timeline steps against each other, the platform driver and the phase thresholds."""
-    from assay.timeline import step_names  # the timeline imports this module
-
     src = resolved.source
     target = resolved.scenario.target
     issues: list[Issue] = []
@@ -226,7 +224,7 @@ def check_steps(resolved: ResolvedScenario, thresholds: list[Threshold], duratio
         issues.append(src.issue(("target", "platform"), f"unknown platform "
                                 f"{target.platform!r} (known: {', '.join(DRIVER_MODULES)})"))
         return issues
-    supported = drv.supports(target) if hasattr(drv, "supports") else drv.actions
+    supported = drv.supports(target)
     raw = [i for i, r in enumerate(resolved.scenario.timeline.steps or [])
            if isinstance(r, dict)]
     for i, (step, name) in zip(raw, zip(steps, names, strict=True), strict=False):

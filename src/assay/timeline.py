@@ -29,18 +29,11 @@ from assay.plan import Plan
 from assay.platforms.base import Platform
 from assay.platforms.fsbase import ActionFailed, StepTimeout
 from assay.results.rundir import RunDir
-from assay.scenario.models import StepBase
+from assay.scenario.models import StepBase, step_names
 
 OUTPUT_LIMIT = 2000  # characters of a step's output kept in its event
 GRACE_S = 5.0  # a step thread stuck this long past its timeout is given up on
 JOIN_S = 15.0  # at the end of the run, how long to wait for steps to notice the stop
-
-
-def step_names(steps: list[StepBase]) -> list[str]:
-    """The step's `name`, else its action (numbered when an action appears more than once)."""
-    actions = [s.action for s in steps]
-    return [s.name or (s.action if actions.count(s.action) == 1 else f"{s.action}{i + 1}")
-            for i, s in enumerate(steps)]
 
 
 @dataclass

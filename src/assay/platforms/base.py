@@ -24,6 +24,11 @@ class Platform:
         self.directory: Path | None = None
         self.temporary = False
 
+    @classmethod
+    def supports(cls, target: Target) -> frozenset[str]:
+        """The timeline actions this driver can carry out for `target`."""
+        return cls.actions
+
     def prepare(self) -> Path:
         """Make the data directory ready; returns it."""
         if self.target.device:

@@ -67,10 +67,6 @@ class FsPlatform(Platform):
         self.mount: dict[str, str] = {}
         self.created_snapshots: list[str] = []  # this run's, oldest first
 
-    @classmethod
-    def supports(cls, target: Target) -> frozenset[str]:
-        return cls.actions
-
     def check_target(self) -> Path:
         """The target path, refused unless it is on this driver's filesystem."""
         if self.target.device:

@@ -120,6 +120,13 @@ class StepBase(Strict):
         return self
 
 
+def step_names(steps: list[StepBase]) -> list[str]:
+    """The step's `name`, else its action (numbered when an action appears more than once)."""
+    actions = [s.action for s in steps]
+    return [s.name or (s.action if actions.count(s.action) == 1 else f"{s.action}{i + 1}")
+            for i, s in enumerate(steps)]
+
+
 class Timeline(Strict):
     duration: Duration = Field(60.0, gt=0, description="measured time, after warm-up")
     warmup: Duration = Field(0.0, ge=0, description="load before measuring, not graded")
