@@ -382,7 +382,10 @@ class Engine:
                 # fio names the log <name>_lat.<job number>.log
                 logs = [(next(host.glob(f"{glob.escape(n)}_lat.*.log"), host / "missing"),
                          float(jobs[n].options["rate"] or 0)) for n in spec.jobs]
-                stats[spec.component].intended = component_intended(logs, start, end)
+                # log times count from the job's own start (after any startdelay)
+                lo = max(start, spec.start_s) - spec.start_s
+                hi = (min(end, spec.end_s) if spec.end_s is not None else end) - spec.start_s
+                stats[spec.component].intended = component_intended(logs, lo, hi)
             except OSError:
                 continue
         for extra in (*host.glob("*_clat.*.log"), *host.glob("*_slat.*.log")):

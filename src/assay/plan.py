@@ -185,6 +185,12 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
             built = module.build(name, params, ctx)
             if params.subdir:
                 in_subdir(built, params.subdir)
+            if params.start or params.stop is not None:
+                if params.stop is not None and params.stop > run_seconds:
+                    issues.append(src.issue(("workloads", name, "stop"),
+                                            f"after the end of the run "
+                                            f"({format_duration(run_seconds)} measured)"))
+                in_window(built, sc.timeline.warmup, params.start, params.stop, run_seconds)
             streams.extend(built)
         except ValueError as e:
             issues.append(src.issue(("workloads", name), str(e)))
@@ -197,6 +203,21 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
     if issues:
         raise ScenarioInvalid(issues)
     return Plan(resolved, streams, thresholds, run_seconds, sc.timeline.warmup, ctx.notes)
+
+
+def in_window(streams: list[Stream], warmup: float, start: float, stop: float | None,
+              duration: float) -> None:
+    """A workload that arrives or leaves during the run: fio's `startdelay` and `runtime`
+    per job, and the components' windows (their schedule and statistics start with them)."""
+    begin = warmup + start if start else 0.0  # starting with the run includes the warm-up
+    end = warmup + (stop if stop is not None else duration)
+    for s in streams:
+        for job in s.jobs:
+            if begin:
+                job.options["startdelay"] = f"{begin:g}s"
+            job.options["runtime"] = f"{end - begin:g}s"
+        for c in s.components:
+            c.start_s, c.end_s = begin, (end if stop is not None else None)
 
 
 def in_subdir(streams: list[Stream], subdir: str) -> None:

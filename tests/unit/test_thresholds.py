@@ -52,3 +52,9 @@ def test_a_component_that_fell_behind_cannot_pass_a_rate_threshold():
     st = {"m.db.read": stats("m.db.read", 100, 100, behind=3.0)}
     (r,) = evaluate(expand(["iops >= target"]), comps, st)
     assert not r.passed and "behind" in r.note
+
+
+def test_a_bare_preset_in_list_form_applies_to_every_workload():
+    ts = expand(["rate", "db.lat_max < 1s"])
+    assert [t.text for t in ts] == ["iops >= target", "behind <= 1", "db.lat_max < 1s"]
+    assert ts[0].source == "preset rate"

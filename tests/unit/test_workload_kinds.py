@@ -96,3 +96,26 @@ def test_fio_accepts_every_generated_job_file(tmp_path, name):
     path.write_text(p.jobfile(str(tmp_path)))
     r = subprocess.run(["fio", "--parse-only", str(path)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_a_workload_can_arrive_and_leave_during_the_run():
+    p = plan_text("name: t\nworkloads:\n  db: {kind: oltp, preset: standard}\n"
+                  "  backup: {kind: backup, start: 10s, stop: 20s}\n"
+                  "timeline: {warmup: 5s, duration: 30s}\n", "t.yaml")
+    backup = [j for s in p.streams if s.workload == "backup" for j in s.jobs]
+    assert all(j.options["startdelay"] == "15s" and j.options["runtime"] == "10s"
+               for j in backup)
+    windows = {(c.start_s, c.end_s) for c in p.components if c.workload == "backup"}
+    assert windows == {(15.0, 25.0)}
+    db = [j for s in p.streams if s.workload == "db" for j in s.jobs]
+    assert not any("startdelay" in j.options for j in db)
+
+
+def test_a_workload_window_must_fit_the_run():
+    from assay.scenario.yamlsource import ScenarioInvalid
+
+    with pytest.raises(ScenarioInvalid, match="stop: after the end of the run"):
+        plan_text("name: t\nworkloads:\n  b: {kind: backup, start: 10s, stop: 2m}\n"
+                  "timeline: {duration: 1m}\n", "t.yaml")
+    with pytest.raises(ScenarioInvalid, match="must come after"):
+        plan_text("name: t\nworkloads:\n  b: {kind: backup, start: 10s, stop: 5s}\n", "t.yaml")

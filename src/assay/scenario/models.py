@@ -81,6 +81,16 @@ class WorkloadBase(Strict):
     subdir: str | None = Field(None, pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$",
                                description="sub-directory of the target for this workload's "
                                            "files (e.g. a btrfs subvolume)")
+    start: Duration = Field(0.0, ge=0, description="when it begins, after the measured start "
+                                                   "(a noisy neighbour arriving)")
+    stop: Duration | None = Field(None, gt=0, description="when it ends, after the measured "
+                                                          "start; default: with the run")
+
+    @model_validator(mode="after")
+    def _window(self) -> WorkloadBase:
+        if self.stop is not None and self.stop <= self.start:
+            raise ValueError("`stop` must come after `start`")
+        return self
 
 
 class WaitUntil(Strict):

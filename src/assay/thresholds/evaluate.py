@@ -47,7 +47,9 @@ def expand(spec: Mapping[str, str] | Sequence[str | Mapping[str, str]]) -> list[
     out: list[Threshold] = []
     for key, value in items:
         value = str(value).strip()
-        if not key:
+        if not key and value in PRESETS:  # a bare preset applies to every workload
+            out.extend(parse(t, source=f"preset {value}") for t in PRESETS[value])
+        elif not key:
             out.append(parse(value))
         elif value in PRESETS:
             out.extend(parse(f"{key}.{t}", source=f"preset {value}") for t in PRESETS[value])

@@ -1,0 +1,47 @@
+"""A workload that arrives and leaves mid-run (the noisy neighbour), on real fio."""
+
+from __future__ import annotations
+
+from assay.results.rundir import read_ndjson
+from tests.conftest import needs_fio
+
+pytestmark = needs_fio
+
+SCENARIO = """\
+name: neighbour
+workloads:
+  db:
+    kind: oltp
+    data_iops: 200
+    log_files: 0
+    read_pct: 100
+    dataset: 64MiB
+    load: {pacing: even}
+  late:
+    kind: oltp
+    data_iops: 100
+    log_files: 0
+    read_pct: 100
+    dataset: 64MiB
+    start: 2s
+    stop: 4s
+    load: {pacing: even}
+timeline: {warmup: 1s, duration: 6s}
+thresholds:
+  - rate
+"""
+
+
+def test_late_workload_runs_only_in_its_window_and_keeps_its_schedule(run_scenario):
+    outcome, run = run_scenario(SCENARIO)
+    assert outcome.status == "passed", (run["reason"], run["thresholds"])
+    late = run["stats"]["late.data.read"]
+    assert 1.5 <= late["seconds"] <= 2.6  # graded over its own two seconds only
+    assert abs(late["iops"] - 100) < 10 and late["behind_max_s"] < 0.5
+    rows = [r for r in read_ndjson(outcome.run_dir / "series.ndjson")
+            if r["c"] == "late.data.read"]
+    before = [r for r in rows if r["t"] < 2.8]  # 1 s warm-up + 2 s, minus an interval
+    after = [r for r in rows if r["t"] > 5.5]
+    assert before and all(r["ios"] == 0 for r in before)
+    assert after and all(r["ios"] == 0 for r in after)
+    assert run["stats"]["db.data.read"]["seconds"] >= 5.5
