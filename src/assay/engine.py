@@ -333,7 +333,9 @@ class Engine:
                    "iops": s["ios"] / s["dt"] if s["dt"] else 0.0} for s in self.samples]
         ratios = {n: (w.data.compressibility, w.data.dedupe)
                   for n, w in self.plan.resolved.workloads.items()}
-        for text in advise(stats, series, start, ratios) if self.samples else []:
+        windows = {c.name: (max(start, c.start_s), min(end, c.end_s) if c.end_s else end)
+                   for c in self.plan.components}
+        for text in advise(stats, series, windows, ratios) if self.samples else []:
             self.info.setdefault("warnings", []).append(text)
         elapsed = time.time() - self.info.get("started", time.time())
         self.info.update({

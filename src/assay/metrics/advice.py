@@ -9,13 +9,16 @@ from typing import Any
 from assay.metrics.summary import Stats
 
 
-def advise(stats: Mapping[str, Stats], series: Iterable[dict[str, Any]], warmup: float,
+def advise(stats: Mapping[str, Stats], series: Iterable[dict[str, Any]],
+           windows: Mapping[str, tuple[float, float]],
            data_ratios: Mapping[str, tuple[float, float]]) -> list[str]:
-    """`data_ratios`: workload -> (compressibility, dedupe) of its written data."""
+    """`windows`: component -> the (start, end) it was measured over; `data_ratios`:
+    workload -> (compressibility, dedupe) of its written data."""
     out: list[str] = []
     per_second: dict[str, list[float]] = {}
     for row in series:
-        if row["t"] > warmup and row["dt"] >= 0.5:
+        lo, hi = windows.get(row["c"], (0.0, float("inf")))
+        if lo <= row["t"] - row["dt"] / 2 <= hi and row["dt"] >= 0.5:
             per_second.setdefault(row["c"], []).append(row["iops"])
     for name, s in stats.items():
         if s.behind_max_s > 1.0:

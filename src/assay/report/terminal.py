@@ -106,9 +106,11 @@ def _phase_table(console: Console, run: dict[str, Any]) -> None:
         worst = [r["components"].get(comp) for r in run.get("recovery") or []]
         rec = ("-" if not worst else "never" if any(v is None for v in worst)
                else format_duration(max(v for v in worst if v is not None)))
-        for i, key in enumerate(keys):
-            s = totals[key]["stats"].get(comp) or {}
-            t.add_row(comp if i == 0 else "", key, f"{totals[key].get('seconds', 0):g}",
+        # the seconds this component ran in each phase (a workload can arrive mid-run)
+        active = [k for k in keys if (totals[k]["stats"].get(comp) or {}).get("seconds")]
+        for i, key in enumerate(active):
+            s = totals[key]["stats"][comp]
+            t.add_row(comp if i == 0 else "", key, f"{s['seconds']:.0f}",
                       _num(s.get("iops"), "{:,.1f}"), format_latency_ms(s.get("lat_avg_ms")),
                       format_latency_ms(s.get("lat_p99_ms")),
                       format_latency_ms(s.get("lat_max_ms")), rec if i == 0 else "")
