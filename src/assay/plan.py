@@ -173,7 +173,8 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
     resolved = load_text(text, file, workloads.kinds(), action_registry.actions())
     sc = resolved.scenario
     run_seconds = duration if duration is not None else sc.timeline.duration
-    ctx = BuildContext(seed=sc.seed, duration=run_seconds, warmup=sc.timeline.warmup)
+    ctx = BuildContext(seed=sc.seed, duration=run_seconds, warmup=sc.timeline.warmup,
+                       duration_overridden=duration is not None)
     streams: list[Stream] = []
     issues: list[Issue] = []
     src = resolved.source
@@ -195,7 +196,7 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
         except ValueError as e:
             issues.append(src.issue(("workloads", name), str(e)))
         if params.kind == "micro":
-            run_seconds = max(run_seconds, module.duration(params, run_seconds))
+            run_seconds = max(run_seconds, module.duration(params, ctx))
     components = [ComponentInfo(c.component, c.target_iops) for s in streams
                   for c in s.components]
     thresholds = _thresholds(resolved, components, issues)

@@ -119,3 +119,9 @@ def test_a_workload_window_must_fit_the_run():
                   "timeline: {duration: 1m}\n", "t.yaml")
     with pytest.raises(ScenarioInvalid, match="must come after"):
         plan_text("name: t\nworkloads:\n  b: {kind: backup, start: 10s, stop: 5s}\n", "t.yaml")
+
+
+def test_duration_on_the_command_line_wins_over_the_corner_phase():
+    text = "name: t\nworkloads:\n  c: {kind: micro, phase: 30s}\n"
+    assert plan_text(text, "t.yaml").duration == 120
+    assert plan_text(text, "t.yaml", duration=8).duration == 8

@@ -7,7 +7,8 @@ from html import escape
 
 Series = tuple[str, list[tuple[float, float]]]  # label, points (x, y)
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2")
-W, PANEL_H, LEFT, RIGHT, TOP, BOTTOM = 760, 260, 70, 170, 30, 40
+PLOT_W, PANEL_H, LEFT, RIGHT, TOP, BOTTOM = 520, 260, 70, 170, 30, 40
+CHAR_W = 7  # px per legend character at font-size 12: the legend gets the room it needs
 
 
 def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
@@ -30,10 +31,14 @@ def _fmt(v: float) -> str:
 def svg(title: str, x_label: str, panels: list[tuple[str, list[Series]]]) -> str:
     """Panels stacked vertically, each (y label, series), sharing the x axis label."""
     height = TOP + len(panels) * (PANEL_H + BOTTOM)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{height}" '
+    longest = max((len(label) for _, series in panels for label, _ in series), default=0)
+    right = max(RIGHT, 34 + CHAR_W * longest)
+    width = LEFT + PLOT_W + right
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'font-family="sans-serif" font-size="12">',
-           f'<rect width="{W}" height="{height}" fill="white"/>',
-           f'<text x="{W / 2}" y="18" text-anchor="middle" font-size="14">{escape(title)}</text>']
+           f'<rect width="{width}" height="{height}" fill="white"/>',
+           f'<text x="{width / 2}" y="18" text-anchor="middle" font-size="14">'
+           f'{escape(title)}</text>']
     for i, (y_label, series) in enumerate(panels):
         top = TOP + i * (PANEL_H + BOTTOM)
         out.extend(_panel(top, x_label, y_label, series))
@@ -43,7 +48,7 @@ def svg(title: str, x_label: str, panels: list[tuple[str, list[Series]]]) -> str
 
 def _panel(top: float, x_label: str, y_label: str, series: list[Series]) -> list[str]:
     pts = [p for _, ps in series for p in ps]
-    plot_w, plot_h = W - LEFT - RIGHT, PANEL_H - 30
+    plot_w, plot_h = PLOT_W, PANEL_H - 30
     out = [f'<rect x="{LEFT}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" '
            f'stroke="#888"/>',
            f'<text x="16" y="{top + plot_h / 2}" transform="rotate(-90 16 {top + plot_h / 2})" '
@@ -79,6 +84,7 @@ def _panel(top: float, x_label: str, y_label: str, series: list[Series]) -> list
         out.extend(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3" fill="{colour}">'
                    f'<title>{escape(label)}: {_fmt(x)} → {y:.4g}</title></circle>' for x, y in ps)
         ly = top + 14 + 16 * k
-        out.append(f'<rect x="{W - RIGHT + 10}" y="{ly - 9}" width="10" height="10" '
-                   f'fill="{colour}"/><text x="{W - RIGHT + 24}" y="{ly}">{escape(label)}</text>')
+        legend_x = LEFT + PLOT_W + 10
+        out.append(f'<rect x="{legend_x}" y="{ly - 9}" width="10" height="10" '
+                   f'fill="{colour}"/><text x="{legend_x + 14}" y="{ly}">{escape(label)}</text>')
     return out

@@ -68,6 +68,7 @@ class BuildContext:
 
     seed: int = 1
     duration: float = 60.0  # measured seconds
+    duration_overridden: bool = False  # set on the command line: it wins over per-kind times
     warmup: float = 0.0
     notes: list[str] = field(default_factory=list)  # warnings that teach, shown in the plan
 

@@ -35,7 +35,7 @@ def build(name: str, p: Params, ctx: BuildContext) -> list[Stream]:
     files = split_files(name, "corner", p.dataset or 2 << 30, p.files)
     params = p.model_copy(update={"load": p.load.model_copy(
         update={"model": "closed", "iodepth": p.load.iodepth or 32})})
-    phase = p.phase or ctx.duration / len(p.corners)
+    phase = phase_seconds(p, ctx)
     streams = []
     for n, corner in enumerate(p.corners):
         sizes, read_pct, random = CORNERS[corner]
@@ -51,6 +51,13 @@ def build(name: str, p: Params, ctx: BuildContext) -> list[Stream]:
     return streams
 
 
-def duration(p: Params, timeline_duration: float) -> float:
+def phase_seconds(p: Params, ctx: BuildContext) -> float:
+    """Each corner's time: `phase`, unless the run's duration was set on the command line."""
+    if p.phase and not ctx.duration_overridden:
+        return p.phase
+    return ctx.duration / len(p.corners)
+
+
+def duration(p: Params, ctx: BuildContext) -> float:
     """Measured seconds: all corners one after another."""
-    return p.phase * len(p.corners) if p.phase else timeline_duration
+    return phase_seconds(p, ctx) * len(p.corners)
