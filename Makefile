@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 # what a run needs, and what the tests add (lab filesystems, a browser for the HTML report)
 RUN_PACKAGES := fio util-linux procps
-TEST_PACKAGES := $(RUN_PACKAGES) btrfs-progs xfsprogs chromium
+TEST_PACKAGES := $(RUN_PACKAGES) btrfs-progs btrfs-compsize xfsprogs chromium
 APT_PACKAGES ?= $(RUN_PACKAGES)
 
 .PHONY: demo test lint system venv clean

@@ -79,6 +79,7 @@ class Plan:
             "time_based": True,
             "runtime": f"{self.total_seconds:g}s",
             "lat_percentiles": 1,  # bins for total latency (submit → completion)
+            "fallocate": "none",  # see prefill_jobfile
             "randseed": self.scenario.seed,
             "thread": False,
         }
@@ -121,7 +122,10 @@ class Plan:
         }) for name, size in files]
         glob: Options = {"ioengine": self.scenario.target.ioengine or "libaio",
                          "direct": int(direct), "directory": directory,
-                         "randseed": self.scenario.seed, "end_fsync": 1}
+                         "randseed": self.scenario.seed, "end_fsync": 1,
+                         # fio preallocates by default; btrfs writes into preallocated extents
+                         # in place and never compresses them: the data pattern would be lost
+                         "fallocate": "none"}
         if device:
             del glob["directory"]
         return render(glob, self._on_device(jobs, device),
