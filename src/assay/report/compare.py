@@ -21,7 +21,6 @@ from assay.report.html import clean_json, page
 
 METRICS = ("iops", "mbps", "lat_avg_ms", "lat_p99_ms")
 ALPHA = 0.05
-MIN_DT = 0.5  # a partial second at a boundary is too noisy to count as a sample
 
 
 class CompareError(ValueError):
@@ -52,7 +51,7 @@ class RunView:
         out = []
         for i, t in enumerate(cols["t"]):
             v = cols[metric][i]
-            if v is None or not (lo < t <= hi + 1e-6) or (dts and dts[i] < MIN_DT):
+            if v is None or not (lo < t <= hi + 1e-6) or (dts and dts[i] < rundata.MIN_DT):
                 continue
             out.append(float(v))
         return out

@@ -23,6 +23,8 @@ SAMPLES_CAP_BYTES = 24 << 20  # beyond this, the histogram is merged from evenly
 SLICES = 64
 
 
+MIN_DT = 0.5  # s: shorter intervals (a boundary stub) are too noisy to chart or count
+
 def load_run(run_dir: Path) -> dict[str, Any]:
     try:
         return read_json(run_dir / "run.json")
@@ -146,8 +148,12 @@ def chart_series(cols: dict[str, dict[str, list[Any]]],
     out: dict[str, dict[str, Any]] = {}
     for c, data in cols.items():
         out[c] = {}
+        # fio's closing stub (a few hundredths of a second as the run stops) is no second:
+        # its rate is noise and drew a false plunge at the end of every chart
+        keep = [i for i, dt in enumerate(data["dt"]) if dt is None or dt >= MIN_DT]
+        ts = [data["t"][i] for i in keep]
         for m in CHART_METRICS:
-            xs, ys = envelope_xy(data["t"], data[m], max_points)
+            xs, ys = envelope_xy(ts, [data[m][i] for i in keep], max_points)
             out[c][m] = [[round(t, 3) for t in xs], ys]
     return out
 
