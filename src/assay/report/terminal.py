@@ -55,6 +55,8 @@ def print_summary(console: Console, run: dict[str, Any], run_dir: Path) -> None:
     window = run.get("measured_window_s") or [0, 0]
     console.print(f"measured {format_duration(window[1] - window[0])} after "
                   f"{format_duration(window[0])} warm-up; results: {run_dir}")
+    if (run_dir / "report.html").exists():
+        console.print(f"report: {run_dir / 'report.html'}")
 
 
 def _workload_tables(console: Console, run: dict[str, Any]) -> None:
