@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
+from rich.console import Console
 
-from assay.exitcodes import UserError
+from assay.exitcodes import ExitCode, UserError
+from assay.plan import Plan
 from assay.results.catalogue import Catalogue
 from assay.results.rundir import default_results_root, read_json
 from assay.scenario.units import UnitError, parse_duration
 from assay.scenario.yamlsource import ScenarioInvalid
+from assay.search.limit import SearchInterrupted
+from assay.search.store import Group
+from assay.search.trials import shared_target
 
 results_option = click.option(
     "--results", "results", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -50,3 +58,28 @@ def find_run(ref: str, results: Path | None) -> tuple[Path, dict[str, Any]]:
         return path, read_json(path / "run.json")
     except (OSError, ValueError) as e:
         raise UserError(f"cannot read {path / 'run.json'}: {e}") from None
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt()
+
+
+@contextmanager
+def group_session(group: Group, console: Console, first: Plan, target_path: str | None,
+                  resume: str) -> Iterator[str | None]:
+    """The life of a search or sweep: SIGTERM counts as Ctrl-C, the trials share one scratch
+    target (yielded), and an interruption marks the group so it can resume (exit 130)."""
+    old = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        with shared_target(first, target_path) as path:
+            yield path
+    except ScenarioInvalid as e:
+        raise scenario_error(e) from None
+    except (KeyboardInterrupt, SearchInterrupted):
+        group.record["status"] = "interrupted"
+        group.save()
+        console.print(f"[yellow]interrupted[/]: resume with `{resume}` (or run the same "
+                      f"command again)")
+        raise SystemExit(int(ExitCode.INTERRUPTED)) from None
+    finally:
+        signal.signal(signal.SIGTERM, old)

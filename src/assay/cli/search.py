@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -12,16 +11,22 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from assay.cli.common import duration_value, results_option, results_root, scenario_error
+from assay.cli.common import (
+    duration_value,
+    group_session,
+    results_option,
+    results_root,
+    scenario_error,
+)
 from assay.console import make_console
 from assay.exitcodes import ExitCode, UserError
 from assay.plan import read_scenario
 from assay.scenario.yamlsource import ScenarioInvalid
 from assay.search import bisect, chart, measures
-from assay.search.limit import LimitSearch, SearchInterrupted
+from assay.search.limit import LimitSearch
 from assay.search.overrides import Param, Scenario
 from assay.search.store import Group, group_key
-from assay.search.trials import TrialSettings, shared_target
+from assay.search.trials import TrialSettings
 
 
 def precision_value(text: str) -> float:
@@ -32,10 +37,6 @@ def precision_value(text: str) -> float:
     if not 0 < p < 1:
         raise UserError(f"--precision: must be between 0 and 100 %, got {text!r}")
     return p
-
-
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt()
 
 
 def trial_line(param: Param, n: int, t: dict[str, Any]) -> str:
@@ -136,11 +137,10 @@ def command(scenario: str, vary: str, low: float, high: float, precision: str,
         console.print(f"search {group.id}: {param.text} in [{low:g}, {high:g}], "
                       f"precision {p:.1%}")
     search.on_trial = lambda t: console.print(trial_line(param, len(search.trials), t))
-    scratch = shared_target(first, target_path)
-    search.settings.target_path = scratch.__enter__()
-    old = signal.signal(signal.SIGTERM, _raise_interrupt)
     t0 = time.monotonic()
-    try:
+    with group_session(group, console, first, target_path,
+                       f"assay search ... --resume {group.id}") as scratch:
+        search.settings.target_path = scratch
         answer = search.run()
         console.print(f"[bold]{answer_text(param, answer, len(search.trials))}[/] "
                       f"({time.monotonic() - t0:.0f}s)")
@@ -153,17 +153,6 @@ def command(scenario: str, vary: str, low: float, high: float, precision: str,
                 write_chart(chart_file, first.name, param, points, chosen)
                 console.print(f"chart: {chart_file}")
         search.finish()
-    except ScenarioInvalid as e:
-        raise scenario_error(e) from None
-    except (KeyboardInterrupt, SearchInterrupted):
-        group.record["status"] = "interrupted"
-        group.save()
-        console.print(f"[yellow]interrupted[/]: resume with `assay search ... --resume "
-                      f"{group.id}` (or run the same command again)")
-        raise SystemExit(int(ExitCode.INTERRUPTED)) from None
-    finally:
-        signal.signal(signal.SIGTERM, old)
-        scratch.__exit__(None, None, None)
     console.print(f"search record: {group.file}")
     if json_mode:
         click.echo(json.dumps(group.record, indent=2, default=str))

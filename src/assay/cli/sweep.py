@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import signal
 from pathlib import Path
 from typing import Any
 
@@ -11,13 +10,19 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from assay.cli.common import duration_value, results_option, results_root, scenario_error
+from assay.cli.common import (
+    duration_value,
+    group_session,
+    results_option,
+    results_root,
+    scenario_error,
+)
 from assay.console import make_console
-from assay.exitcodes import ExitCode, UserError
+from assay.exitcodes import UserError
 from assay.plan import Plan, read_scenario
 from assay.scenario.yamlsource import ScenarioInvalid
 from assay.search import chart, measures
-from assay.search.limit import CURVE_FRACTIONS, SearchInterrupted
+from assay.search.limit import CURVE_FRACTIONS
 from assay.search.overrides import Scenario
 from assay.search.store import Group, group_key
 from assay.search.sweep import (
@@ -29,11 +34,7 @@ from assay.search.sweep import (
     repeat_groups,
     write_repeats,
 )
-from assay.search.trials import TrialSettings, shared_target
-
-
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt()
+from assay.search.trials import TrialSettings
 
 
 @click.command("sweep")
@@ -101,26 +102,14 @@ def command(scenario: str, sets: tuple[str, ...], repeat: int, curve: bool,
     console.print(f"resuming sweep {group.id}: {kept} finished runs reused" if kept else
                   f"sweep {group.id}: {len(points)} points x {repeat} runs")
     sweep.on_trial = lambda t: console.print(_line(len(sweep.trials), t, chosen))
-    scratch = shared_target(first, target_path)
-    sweep.settings.target_path = scratch.__enter__()
-    old = signal.signal(signal.SIGTERM, _raise_interrupt)
-    try:
+    with group_session(group, console, first, target_path,
+                       f"assay sweep ... --resume {group.id}") as scratch:
+        sweep.settings.target_path = scratch
         if curve:
             _curve(sweep, scn, first, repeat)
         else:
             sweep.run(points, repeat)
         sweep.finish()
-    except ScenarioInvalid as e:
-        raise scenario_error(e) from None
-    except (KeyboardInterrupt, SearchInterrupted):
-        group.record["status"] = "interrupted"
-        group.save()
-        console.print(f"[yellow]interrupted[/]: resume with --resume {group.id} "
-                      f"(or run the same command again)")
-        raise SystemExit(int(ExitCode.INTERRUPTED)) from None
-    finally:
-        signal.signal(signal.SIGTERM, old)
-        scratch.__exit__(None, None, None)
     trials = [t for t in group.record["trials"] if not t.get("probe")]
     x_name = "load %" if curve else (parsed[0][0].text if parsed else "run")
     print_table(console, trials, chosen, curve)
