@@ -64,16 +64,15 @@ class FioProcess:
         self._stderr = open(self.stderr_path, "w", encoding="utf-8")  # noqa: SIM115
         self.started_ms = time.time() * 1000
         # own process group: a Ctrl-C reaches us, and we stop fio in order
-        procs = self.cgroup_procs
-
-        def enter_cgroup() -> None:  # runs in the child before exec: fio's jobs inherit it
-            if procs is not None:
-                procs.write_text(str(os.getpid()))
-
-        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=self._stderr,
+        args = self.args
+        if self.cgroup_procs is not None:
+            # join the cgroup, then become fio: its jobs are forked inside it. A shell rather
+            # than preexec_fn, which is unsafe while other threads run (progress, timeline)
+            args = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(self.cgroup_procs),
+                    *args]
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self._stderr,
                                      text=True, bufsize=1, start_new_session=True,
-                                     cwd=self.jobfile.parent,
-                                     preexec_fn=enter_cgroup if procs else None)
+                                     cwd=self.jobfile.parent)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
