@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from assay.report.compare import CompareError, compare_data, load_views, welch_p
+from assay.metrics.stats import welch_p
+from assay.report.compare import CompareError, compare_data, load_views
 
 RUN = Path(__file__).parents[1] / "fixtures" / "runs" / "exchange-fixture"
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from assay.search.stats import differ, summarise, t975
+from assay.metrics.stats import differ, summarise, t975
 
 
 @pytest.mark.parametrize("df,exact", [(1, 12.706), (4, 2.776), (30, 2.042), (35, 2.030),

@@ -8,19 +8,18 @@ variances), two-sided, at 5 %.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from assay import __version__
+from assay.metrics.stats import ALPHA, mean_var, welch_p
 from assay.report import rundata
 from assay.report.diff import differences, facts
 from assay.report.html import clean_json, page
 
 METRICS = ("iops", "mbps", "lat_avg_ms", "lat_p99_ms")
-ALPHA = 0.05
 
 
 class CompareError(ValueError):
@@ -73,63 +72,6 @@ class RunView:
         return None
 
 
-# -- statistics -------------------------------------------------------------------------------
-
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the incomplete beta function (modified Lentz)."""
-    tiny = 1e-300
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 300):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c if abs(1.0 + aa / c) > tiny else tiny
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c if abs(1.0 + aa / c) > tiny else tiny
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < 1e-12:
-            break
-    return h
-
-
-def _betai(a: float, b: float, x: float) -> float:
-    """Regularized incomplete beta I_x(a, b)."""
-    if x <= 0:
-        return 0.0
-    if x >= 1:
-        return 1.0
-    lbeta = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-    front = math.exp(lbeta + a * math.log(x) + b * math.log(1 - x))
-    if x < (a + 1) / (a + b + 2):
-        return front * _betacf(a, b, x) / a
-    return 1.0 - front * _betacf(b, a, 1 - x) / b
-
-
-def welch_p(m1: float, v1: float, n1: int, m2: float, v2: float, n2: int) -> float | None:
-    """Two-sided p-value of Welch's t-test from means, variances and counts."""
-    if n1 < 2 or n2 < 2:
-        return None
-    se2 = v1 / n1 + v2 / n2
-    if se2 <= 0:
-        return 1.0 if m1 == m2 else 0.0
-    t = (m1 - m2) / math.sqrt(se2)
-    df = se2 ** 2 / ((v1 / n1) ** 2 / (n1 - 1) + (v2 / n2) ** 2 / (n2 - 1))
-    return _betai(df / 2, 0.5, df / (df + t * t))
-
-
-def _mean_var(xs: list[float]) -> tuple[float, float]:
-    m = sum(xs) / len(xs)
-    return m, sum((x - m) ** 2 for x in xs) / (len(xs) - 1) if len(xs) > 1 else 0.0
-
-
 def versus(base: RunView, other: RunView, component: str, metric: str) -> dict[str, Any]:
     b, o = base.stat(component, metric), other.stat(component, metric)
     delta = None if b in (None, 0) or o is None else 100.0 * (o - b) / b
@@ -142,7 +84,7 @@ def versus(base: RunView, other: RunView, component: str, metric: str) -> dict[s
         xb, xo = base.per_second_values(component, metric), other.per_second_values(component,
                                                                                      metric)
         if len(xb) >= 2 and len(xo) >= 2:
-            (mb, vb), (mo, vo) = _mean_var(xb), _mean_var(xo)
+            (mb, vb), (mo, vo) = mean_var(xb), mean_var(xo)
             p = welch_p(mb, vb, len(xb), mo, vo, len(xo))
         else:
             p = None

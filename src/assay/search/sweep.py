@@ -17,8 +17,8 @@ from typing import Any
 from rich.console import Console
 
 from assay.exitcodes import RunAborted, UserError
+from assay.metrics import stats
 from assay.results.rundir import read_json
-from assay.search import stats
 from assay.search.limit import FINISHED, SearchInterrupted
 from assay.search.overrides import Param, Scenario, parse_value
 from assay.search.store import SCHEMA_VERSION, Group, write_json
