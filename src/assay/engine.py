@@ -241,7 +241,6 @@ class Engine:
         if timeline:
             timeline.start(t0)
         total = self.plan.total_seconds
-        reason = ""
         stop: str | None = None
         try:
             with LiveProgress(self.console, "run", total) as bar:
@@ -283,8 +282,10 @@ class Engine:
         if failure:
             return "aborted", failure
         if rc != 0:
-            reason = f"fio exited with status {rc}: {fio.stderr_tail()}"
-            return "aborted", reason
+            tail = fio.stderr_tail()
+            if "No space left on device" in tail:
+                return "aborted", f"the target ran out of space during the run: {tail}"
+            return "aborted", f"fio exited with status {rc}: {tail}"
         errors = _job_errors(fio.last_doc)
         if errors:
             return "aborted", f"fio reported IO errors: {errors}"
