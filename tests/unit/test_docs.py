@@ -27,3 +27,21 @@ def test_documented_scenarios_plan(doc, index, text):
 
 def test_there_are_documented_examples():
     assert len(EXAMPLES) >= 6
+
+
+def test_readme_size_commands_run_and_emit_a_plannable_scenario(tmp_path):
+    import shlex
+    import subprocess
+    import sys
+
+    commands = [ln.split("#")[0].strip() for ln in README.read_text().splitlines()
+                if ln.startswith("assay size ")]
+    assert commands
+    for command in commands:
+        args = shlex.split(command)[1:]
+        r = subprocess.run([sys.executable, "-m", "assay", *args], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode in (0, 1), (command, r.stderr)  # 1: a design rule fails
+        if "--emit-scenario" in args:
+            emitted = tmp_path / args[args.index("--emit-scenario") + 1]
+            assert plan_text(emitted.read_text(), str(emitted)).components
