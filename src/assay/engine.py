@@ -308,9 +308,12 @@ class Engine:
             self.run_dir.append("series.ndjson", row)
             rec = {"t": row["t"], "dt": row["dt"], "c": s.component, "ios": s.ios,
                    "bytes": s.bytes, "lat_sum_ns": s.lat_sum_ns, "lat_max_ns": s.lat_max_ns,
-                   "behind_s": row["behind_s"], "bins": s.hist.to_json()}
-            self.run_dir.append("samples.ndjson", rec)
-            self.samples.append(rec)
+                   "behind_s": row["behind_s"]}
+            bins = json.dumps(s.hist.to_json(), separators=(",", ":"))
+            self.run_dir.append_text("samples.ndjson",
+                                     json.dumps(rec, separators=(",", ":"))[:-1]
+                                     + f',"bins":{bins}}}')
+            self.samples.append({**rec, "bins_json": bins})  # text: see sample_bins
 
     # -- the verdict ----------------------------------------------------------------------
     def _finish(self, status: str, reason: str) -> Outcome:

@@ -67,10 +67,14 @@ class RunDir:
 
     def append(self, name: str, record: dict[str, Any]) -> None:
         """One NDJSON line, flushed: the file is complete up to the last second."""
+        self.append_text(name, json.dumps(record, separators=(",", ":")))
+
+    def append_text(self, name: str, line: str) -> None:
+        """One NDJSON line already serialised by the caller, flushed."""
         fh = self._handles.get(name)
         if fh is None:
             fh = self._handles[name] = open(self.path / name, "a", encoding="utf-8")  # noqa: SIM115
-        fh.write(json.dumps(record, separators=(",", ":")) + "\n")
+        fh.write(line + "\n")
         fh.flush()
 
     def event(self, kind: str, **fields: Any) -> dict[str, Any]:
