@@ -166,16 +166,19 @@ def read_scenario(ref: str) -> tuple[str, str, Path | None]:
     raise ScenarioInvalid([Issue(ref, None, "", f"no such scenario file or built-in{hint}")])
 
 
-def load(ref: str, duration: float | None = None) -> Plan:
+def load(ref: str, duration: float | None = None, warmup: float | None = None) -> Plan:
     """Read, validate and plan a scenario (built-in name or file)."""
     text, display, base = read_scenario(ref)
-    return plan_text(text, display, base, duration)
+    return plan_text(text, display, base, duration, warmup)
 
 
 def plan_text(text: str, file: str, base_dir: Path | None = None,
-              duration: float | None = None) -> Plan:
+              duration: float | None = None, warmup: float | None = None) -> Plan:
+    """Plan scenario text; `duration` and `warmup` (seconds) override the timeline's."""
     resolved = load_text(text, file, workloads.kinds(), action_registry.actions())
     sc = resolved.scenario
+    if warmup is not None:
+        sc.timeline.warmup = warmup
     run_seconds = duration if duration is not None else sc.timeline.duration
     ctx = BuildContext(seed=sc.seed, duration=run_seconds, warmup=sc.timeline.warmup,
                        duration_overridden=duration is not None)

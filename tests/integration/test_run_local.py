@@ -194,3 +194,20 @@ def test_raw_block_device_target_refused_with_a_filesystem_then_run_when_blank(
     job = (Path(json.loads(r.stdout)["run_dir"]) / "hosts/local/run.fio").read_text()
     assert f"filename={dev}" in job and "offset=" in job
     assert run["target"]["backing"]["device"] == dev
+
+
+def test_set_and_warmup_override_one_run_and_are_recorded(tmp_path, results):
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(SMALL)
+    r = cli("run", str(scenario), "--set", "db.data_iops=100", "--set", "db.read_pct=100",
+            "--warmup", "0", "--duration", "2s", "--json", results=results)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["workloads"]["db"]["components"]["data.read"]["target_iops"] == 100
+    assert "data.write" not in doc["workloads"]["db"]["components"]
+    run_dir = Path(doc["run_dir"])
+    stored = (run_dir / "scenario.yaml").read_text()
+    assert stored.startswith(f"# {scenario} with db.data_iops=100, db.read_pct=100")
+    assert json.loads((run_dir / "run.json").read_text())["measured_window_s"] == [0, 2]
+    bad = cli("run", str(scenario), "--set", "db.dataiops=1", results=results)
+    assert bad.returncode == 2 and "no parameter 'dataiops'" in bad.stderr

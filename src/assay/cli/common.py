@@ -30,14 +30,15 @@ def results_root(value: Path | None) -> Path:
     return value or default_results_root()
 
 
-def duration_value(text: str | None, flag: str = "--duration") -> float | None:
+def duration_value(text: str | None, flag: str = "--duration",
+                   allow_zero: bool = False) -> float | None:
     if text is None:
         return None
     try:
         seconds = parse_duration(text)
     except UnitError as e:
         raise UserError(f"{flag}: {e}") from None
-    if seconds <= 0:
+    if seconds < 0 or (seconds == 0 and not allow_zero):
         raise UserError(f"{flag}: must be more than zero")
     return seconds
 

@@ -11,13 +11,15 @@ from rich.console import Console
 from assay.cli.common import duration_value, results_option, results_root, scenario_error
 from assay.console import make_console
 from assay.engine import Engine, RunOptions
-from assay.plan import Plan, check_steps, load
+from assay.exitcodes import UserError
+from assay.plan import Plan, check_steps, load, read_scenario
 from assay.platforms import lab as labs
 from assay.report.jsondoc import summary_document
 from assay.report.terminal import print_summary
 from assay.results.rundir import read_json
 from assay.scenario.units import format_duration, format_size
 from assay.scenario.yamlsource import ScenarioInvalid
+from assay.search.overrides import Scenario, parse_value
 
 
 def banner(console: Console, plan: Plan, target: str) -> None:
@@ -36,13 +38,35 @@ def banner(console: Console, plan: Plan, target: str) -> None:
         console.print(f"  thresholds {len(plan.thresholds)}")
 
 
+def planned(scenario: str, sets: tuple[str, ...], duration: float | None,
+            warmup: float | None) -> Plan:
+    """The scenario's plan, with any `--set WORKLOAD.PARAM=VALUE` applied."""
+    if not sets:
+        return load(scenario, duration, warmup)
+    text, display, base = read_scenario(scenario)
+    scn = Scenario(text, display, base)
+    overrides = []
+    for item in sets:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UserError(f"--set {item!r}: give WORKLOAD.PARAM=VALUE, "
+                            f"e.g. mail.dataset=64GiB")
+        overrides.append((scn.param(key), parse_value(value)))
+    return scn.plan(overrides, duration, warmup=warmup)
+
+
 @click.command("run")
 @click.argument("scenario")
 @click.option("--duration", help="Measured time, overriding the scenario's (e.g. 60s, 10m).")
+@click.option("--warmup", help="Warm-up before measuring, overriding the scenario's (e.g. 0, "
+                               "30s).")
 @click.option("--path", "target_path", type=click.Path(file_okay=False),
               help="Directory to run in, overriding the scenario's target path.")
 @click.option("--lab", "lab_name", help="Run on lab platform NAME (`assay lab create`): its "
               "platform, path, devices and IOPS cap replace the scenario's target.")
+@click.option("--set", "sets", multiple=True, metavar="WORKLOAD.PARAM=VALUE",
+              help="Override a workload parameter for this run, e.g. --set mail.dataset=64GiB "
+                   "or --set db.load.pacing=poisson (repeatable; stored with the run).")
 @click.option("--keep", is_flag=True, help="Keep the data files of a temporary target.")
 @click.option("--fresh", is_flag=True, help="Prefill again even if the dataset is unchanged.")
 @click.option("--force", is_flag=True,
@@ -50,9 +74,10 @@ def banner(console: Console, plan: Plan, target: str) -> None:
 @click.option("--json", "json_mode", is_flag=True,
               help="Print one JSON document on stdout (human output goes to stderr).")
 @results_option
-def command(scenario: str, duration: str | None, target_path: str | None, lab_name: str | None,
-            keep: bool,
-            fresh: bool, force: bool, json_mode: bool, results: Path | None) -> None:
+def command(scenario: str, duration: str | None, warmup: str | None, target_path: str | None,
+            lab_name: str | None,
+            sets: tuple[str, ...], keep: bool, fresh: bool, force: bool, json_mode: bool,
+            results: Path | None) -> None:
     """Run SCENARIO (a built-in name or a YAML file) and grade it.
 
     Exit status: 0 passed, 1 thresholds failed, 2 invalid input, 3 aborted,
@@ -60,7 +85,8 @@ def command(scenario: str, duration: str | None, target_path: str | None, lab_na
     """
     console = make_console(json_mode)
     try:
-        plan = load(scenario, duration_value(duration))
+        plan = planned(scenario, sets, duration_value(duration),
+                       duration_value(warmup, "--warmup", allow_zero=True))
     except ScenarioInvalid as e:
         raise scenario_error(e) from None
     if lab_name:

@@ -97,6 +97,8 @@ def format_size(n: float) -> str:
 
 def format_duration(seconds: float) -> str:
     """`1h02m`, `5m30s`, `45s`, `20ms`, `500us`."""
+    if seconds <= 0:
+        return "0s"
     if seconds < 1e-3:
         return f"{seconds * 1e6:.0f}us"
     if seconds < 1:

@@ -127,19 +127,19 @@ class Scenario:
         return resolve_param(self.source, text)
 
     def plan(self, overrides: list[tuple[Param, Any]], duration: float | None = None,
-             graded: bool = True) -> Plan:
+             graded: bool = True, warmup: float | None = None) -> Plan:
         """Plan with overrides; a validation problem is a ScenarioInvalid located in the
         user's file and naming the override. `graded=False` drops the thresholds (a probe
         that only measures, e.g. closed loop where rate thresholds mean nothing)."""
         if not overrides and graded:
-            return plan_text(self.text, self.file, self.base_dir, duration)
+            return plan_text(self.text, self.file, self.base_dir, duration, warmup)
         data = apply(self.source.data, overrides)
         if not graded:
             data["thresholds"] = {}
         text = (f"# {self.file} with {describe(overrides)}\n"
                 + yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
         try:
-            return plan_text(text, self.file, self.base_dir, duration)
+            return plan_text(text, self.file, self.base_dir, duration, warmup)
         except ScenarioInvalid as e:
             raise ScenarioInvalid([self._relocate(i, overrides) for i in e.issues]) from None
 
