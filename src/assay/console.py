@@ -5,7 +5,6 @@ Everything for humans goes to stderr when --json owns stdout.
 
 from __future__ import annotations
 
-import sys
 import time
 
 from rich.console import Console
@@ -76,6 +75,3 @@ class LiveProgress:
         if self._progress:
             self._progress.stop()
 
-
-def stderr_is_tty() -> bool:
-    return sys.stderr.isatty()

@@ -20,8 +20,6 @@ from typing import Any
 from assay.exitcodes import UserError
 from assay.fio.jsonstream import JsonStream
 
-MIN_VERSION = (3, 16)
-
 
 def find_fio() -> str:
     exe = os.environ.get("ASSAY_FIO") or shutil.which("fio")

@@ -56,15 +56,6 @@ def summarise(values: Sequence[float]) -> dict[str, Any]:
             "half_width": half, "values": xs}
 
 
-def differ(a: dict[str, Any], b: dict[str, Any]) -> bool | None:
-    """Welch's t test at 95 %: True when the means of two summaries differ beyond noise,
-    False when they do not, None when either has fewer than 2 runs."""
-    if a.get("n", 0) < 2 or b.get("n", 0) < 2:
-        return None
-    p = welch_p(a["mean"], a["stdev"] ** 2, a["n"], b["mean"], b["stdev"] ** 2, b["n"])
-    return p is not None and p < ALPHA
-
-
 def _betacf(a: float, b: float, x: float) -> float:
     """Continued fraction of the incomplete beta function (modified Lentz)."""
     tiny = 1e-300

@@ -17,7 +17,3 @@ def driver(name: str) -> type[Platform]:
     if name not in DRIVER_MODULES:
         raise KeyError(name)
     return importlib.import_module(f"assay.platforms.{name}").Driver
-
-
-def drivers() -> dict[str, type[Platform]]:
-    return {n: driver(n) for n in DRIVER_MODULES}

@@ -18,8 +18,6 @@ from assay import __version__
 from assay.report import rundata
 from assay.report.diff import flatten
 
-ASSETS = ("report.css", "charts.js", "report.js")
-
 
 def asset(name: str) -> str:
     text = resources.files("assay.report").joinpath("assets", name).read_text(encoding="utf-8")

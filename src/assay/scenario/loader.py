@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -88,18 +87,6 @@ def resolve(src: YamlSource, kinds: Mapping[str, type[WorkloadBase]],
         raise ScenarioInvalid(issues)
     return ResolvedScenario(scenario=scenario, workloads=workloads, steps=steps, source=src,
                             text=text)
-
-
-def load_scenario(path: str | Path, kinds: Mapping[str, type[WorkloadBase]],
-                  actions: Mapping[str, type[StepBase]]) -> ResolvedScenario:
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ScenarioInvalid([Issue(str(path), None, "", f"cannot read: {e.strerror}")]) from None
-    except UnicodeDecodeError:
-        raise ScenarioInvalid([Issue(str(path), None, "", "not a UTF-8 text file")]) from None
-    return load_text(text, str(path), kinds, actions)
 
 
 def load_text(text: str, file: str, kinds: Mapping[str, type[WorkloadBase]],
