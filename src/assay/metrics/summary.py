@@ -108,13 +108,24 @@ def aggregate(info: ComponentInfo, samples: Iterable[dict[str, Any]], start: flo
     lat_max: float | None = None
     behind = 0.0
     hist = Histogram()
+    # A component with a window of its own (a workload that arrives or leaves, a corner of the
+    # four) is idle outside it: every IO of an interval that overlaps the window belongs to
+    # it, and its rate is those IOs over the window's length, however fio's dumps fall.
+    windowed = info.start_s > 0 or info.end_s is not None
     for s in samples:
-        middle = s["t"] - s["dt"] / 2  # an interval belongs to the window its middle is in
-        if s["c"] != info.name or not lo <= middle <= hi:
+        if s["c"] != info.name:
             continue
-        if s["dt"] >= 0.5:  # fio's closing stub interval says little about the rate
-            rate_seconds += s["dt"]
+        if windowed:
+            if not (s["t"] - s["dt"] < hi and s["t"] > lo):
+                continue
             rate_ios += s["ios"]
+        else:
+            middle = s["t"] - s["dt"] / 2  # an interval belongs to the window its middle is in
+            if not lo <= middle <= hi:
+                continue
+            if s["dt"] >= 0.5:  # fio's closing stub interval says little about the rate
+                rate_seconds += s["dt"]
+                rate_ios += s["ios"]
         seconds += s["dt"]
         ios += s["ios"]
         nbytes += s["bytes"]
@@ -123,6 +134,8 @@ def aggregate(info: ComponentInfo, samples: Iterable[dict[str, Any]], start: flo
             lat_max = max(lat_max or 0, s["lat_max_ns"])
         behind = max(behind, s.get("behind_s") or 0.0)
         hist.add(Histogram.from_fio(sample_bins(s)))
+    if windowed:
+        rate_seconds = seconds = max(hi - lo, 0.0)
     pct = hist.percentiles(cap=int(lat_max) if lat_max else None)
     iops = rate_ios / rate_seconds if rate_seconds else 0.0
     target = info.target_iops
