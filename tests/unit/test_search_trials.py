@@ -47,3 +47,14 @@ def test_percentiles_never_stop_a_run():
     text = TEXT.replace("  db: rate\n", "").replace(
         '  db.data.read.lat_max: "< 100ms"\n', "")
     assert early_stop(plan_text(text, "es.yaml")) is None
+
+
+def test_a_phase_threshold_never_stops_a_run():
+    """`lat_max < 100ms during snap` says nothing about a spike outside the snapshots."""
+    text = TEXT.replace("  db: rate\n", "").replace(
+        '  db.data.read.lat_max: "< 100ms"\n',
+        '  db.data.read.lat_max: "< 100ms during snap"\n').replace(
+        "timeline: {warmup: 2s, duration: 10s}",
+        "timeline:\n  warmup: 2s\n  duration: 10s\n  steps:\n"
+        "    - {name: snap, action: annotate, text: snapshot, at: 5s}")
+    assert early_stop(plan_text(text, "es.yaml")) is None

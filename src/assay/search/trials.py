@@ -34,6 +34,8 @@ def early_stop(plan: Plan) -> StopCheck | None:
     """A check for thresholds that a single measured second can fail for good, or None."""
     checks: list[tuple[str, str, str, float, str]] = []  # component, field, op, bound, text
     for t in plan.thresholds:
+        if t.phase or t.metric == "recovery":  # graded on part of the run only: no early call
+            continue
         for info in resolve(t, plan.components):
             if t.target_fraction is not None and info.target_iops:
                 checks.append((info.name, "behind_s", "<=", BEHIND_LIMIT_S, t.text))
