@@ -110,15 +110,18 @@ def aggregate(info: ComponentInfo, samples: Iterable[dict[str, Any]], start: flo
     hist = Histogram()
     # A component with a window of its own (a workload that arrives or leaves, a corner of the
     # four) is idle outside it: every IO of an interval that overlaps the window belongs to
-    # it, and its rate is those IOs over the window's length, however fio's dumps fall.
+    # it, and its rate is those IOs over the part of those intervals inside the window,
+    # however fio's dumps fall (and whatever subset of seconds a phase passes in).
     windowed = info.start_s > 0 or info.end_s is not None
     for s in samples:
         if s["c"] != info.name:
             continue
         if windowed:
-            if not (s["t"] - s["dt"] < hi and s["t"] > lo):
+            inside = min(s["t"], hi) - max(s["t"] - s["dt"], lo)
+            if inside <= 0:
                 continue
             rate_ios += s["ios"]
+            rate_seconds += inside
         else:
             middle = s["t"] - s["dt"] / 2  # an interval belongs to the window its middle is in
             if not lo <= middle <= hi:
@@ -135,7 +138,7 @@ def aggregate(info: ComponentInfo, samples: Iterable[dict[str, Any]], start: flo
         behind = max(behind, s.get("behind_s") or 0.0)
         hist.add(Histogram.from_fio(sample_bins(s)))
     if windowed:
-        rate_seconds = seconds = max(hi - lo, 0.0)
+        seconds = rate_seconds
     pct = hist.percentiles(cap=int(lat_max) if lat_max else None)
     iops = rate_ios / rate_seconds if rate_seconds else 0.0
     target = info.target_iops
