@@ -38,6 +38,8 @@ lint: APT_PACKAGES = $(TEST_PACKAGES)
 lint: venv
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/mypy
+	$(VENV)/bin/mypy --strict src/assay/scenario src/assay/plan src/assay/metrics \
+	  src/assay/results src/assay/runners
 
 test: APT_PACKAGES = $(TEST_PACKAGES)
 test: lint

@@ -19,10 +19,12 @@ from rich.console import Console
 
 from assay.console import LiveProgress
 from assay.exitcodes import RunAborted
-from assay.fio.process import FioProcess
-from assay.plan import Plan
+from assay.fio.jobfile import render
+from assay.plan import PREFILL_JOB, Plan
+from assay.plan.model import PREFILL_PREFIX, prefill_jobs
 from assay.platforms.safety import read_manifest, write_manifest
 from assay.results.rundir import RunDir
+from assay.runners import Runner
 from assay.scenario.units import format_size
 
 SPACE_MARGIN = 64 << 20  # keep this much free: a full filesystem misbehaves before it is full
@@ -30,11 +32,10 @@ SPACE_MARGIN = 64 << 20  # keep this much free: a full filesystem misbehaves bef
 
 def data_hash(plan: Plan, name: str) -> str:
     """What a prefilled file's content depends on: reuse it only when this is unchanged."""
-    for s in plan.streams:
-        for f in s.files:
-            if f.name == name:
-                opts = plan.prefill_jobfile([(f.name, f.size)], ".").split("\n[prefill.", 1)[1]
-                return hashlib.sha256(opts.encode()).hexdigest()[:16]
+    for job in prefill_jobs(plan):
+        if job.name == f"{PREFILL_PREFIX}{name}":
+            section = render({}, [job]).split("\n[prefill.", 1)[1]
+            return hashlib.sha256(section.encode()).hexdigest()[:16]
     return ""
 
 
@@ -53,10 +54,10 @@ def stale_files(plan: Plan, manifest: dict[str, Any], directory: Path, fresh: bo
     return todo
 
 
-def prefill(plan: Plan, directory: Path, run_dir: RunDir, console: Console, *, fresh: bool,
-            direct: bool, device: str | None = None) -> dict[str, Any]:
-    """Write what is stale; returns the facts for run.json. `directory` holds the manifest
-    (and the files, unless they are laid out on a raw `device`)."""
+def prefill(plan: Plan, directory: Path, runner: Runner, run_dir: RunDir, console: Console, *,
+            fresh: bool, env: dict[str, str], device: str | None = None) -> dict[str, Any]:
+    """Write what is stale, from the plan's prefill job file; returns the facts for run.json.
+    `directory` holds the manifest (and the files, unless they are on a raw `device`)."""
     manifest = read_manifest(directory)
     todo = stale_files(plan, manifest, directory, fresh, device)
     total = sum(s for _, s in todo)
@@ -78,14 +79,9 @@ def prefill(plan: Plan, directory: Path, run_dir: RunDir, console: Console, *, f
         console.print(f"prefill: reusing {reused} files ({format_size(plan.dataset_bytes)}); "
                       f"--fresh rewrites them")
         return info
-    host = run_dir.host_dir("local")
-    jobfile = host / "prefill.fio"
-    jobfile.write_text(plan.prefill_jobfile(todo, str(directory.resolve()), direct, device),
-                       encoding="utf-8")
-    fio = FioProcess(jobfile, host, name="prefill", status_interval=1)
     t0 = time.monotonic()
     run_dir.event("prefill", outcome="started", files=len(todo), bytes=total)
-    fio.start()
+    fio = runner.start(PREFILL_JOB, env, sections=[f"{PREFILL_PREFIX}{n}" for n, _ in todo])
     try:
         with LiveProgress(console, "prefill", total) as bar:
             for doc in fio.documents():

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from assay.cli import search, sweep
-from assay.plan import read_scenario
-from assay.search.overrides import Scenario
+from assay.plan import ScenarioFile, read_scenario
 from assay.search.sweep import parse_sets
 
 DOC = Path(__file__).parents[2] / "docs" / "search.md"
@@ -33,7 +32,7 @@ COMMANDS = doc_commands()
 
 def test_documented_scenario_plans():
     text = doc_scenarios()["search-demo.yaml"]
-    plan = Scenario(text, "search-demo.yaml", None).plan([])
+    plan = ScenarioFile(text, "search-demo.yaml", None).plan([])
     assert [c.name for c in plan.components] == ["db.data.read"]
 
 
@@ -45,8 +44,8 @@ def test_documented_commands_are_valid(line, tmp_path):
     ctx = command.make_context(verb, list(args))  # unknown options fail here
     ref = ctx.params["scenario"]
     scenarios = doc_scenarios()
-    scn = Scenario(scenarios[ref], ref, None) if ref in scenarios else \
-        Scenario(*read_scenario(ref))
+    scn = ScenarioFile(scenarios[ref], ref, None) if ref in scenarios else \
+        ScenarioFile(*read_scenario(ref))
     if verb == "search":
         param = scn.param(ctx.params["vary"])
         for v in (ctx.params["low"], ctx.params["high"]):

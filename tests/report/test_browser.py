@@ -178,9 +178,9 @@ def test_run_without_steps_with_phases(tmp_path: Path, open_report: Any) -> None
     (run_dir / "events.ndjson").write_text("\n".join(lines) + "\n")
     (run_dir / "samples.ndjson").unlink()  # charts need only series.ndjson
     run = json.loads((run_dir / "run.json").read_text())
-    run["phases"] = [{"name": "before", "start_s": 3, "end_s": 6},
-                     {"name": "during", "start_s": 6, "end_s": 9},
-                     {"name": "after", "start_s": 9, "end_s": 11}]
+    run["phases"] = [{"name": "before", "start": 3, "end": 6},  # as metrics/phases.py writes
+                     {"name": "during", "start": 6, "end": 9},
+                     {"name": "after", "start": 9, "end": 11}]
     (run_dir / "run.json").write_text(json.dumps(run))
     o = open_report(write_report(run_dir))
     assert o.errors == []

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from assay.metrics.stats import welch_p
+from assay.metrics.stats import mean_var, welch_p
 from assay.report.compare import CompareError, compare_data, load_views
 
 RUN = Path(__file__).parents[1] / "fixtures" / "runs" / "exchange-fixture"
@@ -117,3 +118,47 @@ def test_three_runs_against_one_baseline(tmp_path: Path) -> None:
     assert [r["label"] for r in data["runs"]] == ["A", "B", "C"]
     assert all(len(d["versus"]) == 2 and len(d["values"]) == 3 for d in data["deltas"])
     assert set(data["runs"][2]["latency"]) == set(data["components"])
+
+
+SERIES = Path(__file__).parents[1] / "fixtures" / "series" / "randread-8k-qd16.csv"
+
+
+def recorded_half(d: Path, half: int) -> list[float]:
+    """Make run directory `d` hold half (0: first, 1: last) of a real 240 s run's per-second
+    IOPS and p99 (tests/fixtures/series/) as its mail.db.read, measured over 120 s; returns
+    the IOPS."""
+    with SERIES.open() as f:
+        rows = list(csv.DictReader(f))[120 * half:120 * (half + 1)]
+    iops = [float(r["iops"]) for r in rows]
+    (d / "series.ndjson").write_text("".join(
+        json.dumps({"t": i + 1.0, "dt": 1.0, "c": "mail.db.read", "phase": "run",
+                    "iops": float(r["iops"]), "lat_p99_ms": float(r["lat_p99_ms"])}) + "\n"
+        for i, r in enumerate(rows)))
+    run = json.loads((d / "run.json").read_text())
+    run["measured_window_s"] = [0.0, 120.0]
+    run["stats"]["mail.db.read"]["iops"] = sum(iops) / len(iops)
+    (d / "run.json").write_text(json.dumps(run))
+    return iops
+
+
+def test_two_halves_of_one_real_run_are_noise(tmp_path: Path) -> None:
+    # The IOPS of the two halves of one run (nothing changed) differ by 3.5 %; the seconds are
+    # correlated (lag-1 0.6), so Welch on them calls that real (p = 0.0004); batch means do not.
+    a, b = copies(tmp_path, 2)
+    xa, xb = recorded_half(a, 0), recorded_half(b, 1)
+    data = compare_data(load_views([a, b]))
+    assert "batch means" in data["method"]
+    row = next(d for d in data["deltas"]
+               if d["component"] == "mail.db.read" and d["metric"] == "iops")["versus"][0]
+    assert row["delta_pct"] == pytest.approx(-3.5, abs=0.1)
+    assert row["significant"] is False and row["p"] > 0.05
+    assert row["basis"].startswith("per-second, batch means 6×20 s")
+    (ma, va), (mb, vb) = mean_var(xa), mean_var(xb)
+    assert welch_p(ma, va, len(xa), mb, vb, len(xb)) < 0.001  # the test it replaces
+
+
+def test_a_short_run_says_it_is_too_short_for_batches(tmp_path: Path) -> None:
+    data = compare_data(load_views(copies(tmp_path, 2)))
+    row = next(d for d in data["deltas"]
+               if d["component"] == "mail.db.read" and d["metric"] == "iops")["versus"][0]
+    assert row["basis"] == "per-second n=8/8, too short for batch means"

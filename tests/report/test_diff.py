@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from assay.report.diff import differences, facts, flatten, parse_jobfile
+from assay.results.rundir import read_record
 
 RUN = Path(__file__).parents[1] / "fixtures" / "runs" / "exchange-fixture"
 
@@ -26,9 +27,7 @@ def test_differences_list_only_what_changed() -> None:
 
 
 def test_facts_of_a_stored_run_cover_target_environment_plan_and_jobs() -> None:
-    import json
-    run = json.loads((RUN / "run.json").read_text())
-    f = facts(run, RUN)
+    f = facts(read_record(RUN), RUN)
     assert f["target.fstype"] == "ext4"
     assert f["environment.fio_version"] == "fio-3.33"
     assert f["plan.workloads.mail.dataset"] == "256MiB"

@@ -17,9 +17,9 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli import cli
-from assay.report.exports import EXPORTS
+from assay.report.exports import names
 from assay.report.jsondoc import summary_document
-from assay.results.rundir import read_json
+from assay.results.rundir import read_json, read_record
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 RUN = FIXTURES / "runs" / "exchange-fixture"
@@ -57,12 +57,12 @@ def test_export_matches_golden(fmt: str, run_copy: Path, tmp_path: Path) -> None
 
 
 def test_every_registered_export_has_a_golden() -> None:
-    assert set(EXPORTS) == set(FILES)
+    assert set(names()) == set(FILES)
 
 
 def test_json_is_the_run_summary_plus_series(run_copy: Path, tmp_path: Path) -> None:
     doc = json.loads(export(run_copy, "json", tmp_path / "x.json"))
-    summary = summary_document(read_json(run_copy / "run.json"), run_copy)
+    summary = summary_document(read_record(run_copy), run_copy)
     summary["run_dir"] = "<run>"
     series = doc.pop("series")
     assert doc == summary
@@ -109,3 +109,24 @@ def test_export_to_stdout_and_unknown_format(run_copy: Path) -> None:
     assert ok.exit_code == 0 and ok.output.startswith("t,dt,component,phase")
     bad = CliRunner().invoke(cli, ["export", str(run_copy), "--format", "xlsx"])
     assert bad.exit_code != 0 and "xlsx" in bad.output
+
+
+def test_an_installed_exporter_is_found_and_a_broken_one_named(tmp_path, monkeypatch):
+    from assay.plugins import PluginError
+    from assay.report import exports
+    from assay.results.rundir import read_record
+    from tests.plugin_dist import install
+
+    install(tmp_path / "good", monkeypatch, {"assay.exporters": {"lines": "lines_export"}},
+            {"lines_export.py": "SUFFIX = 'txt'\n"
+                                "def render(run_dir, record):\n"
+                                "    return f'{record.status} {len(record.thresholds)}'\n"})
+    assert "lines" in exports.names()
+    record = read_record(RUN)
+    assert exports.render("lines", RUN, record) == f"{record.status} {len(record.thresholds)}"
+    assert exports.suffix("lines") == "txt"
+    install(tmp_path / "bad", monkeypatch, {"assay.exporters": {"nosuffix": "nosuffix_export"}},
+            {"nosuffix_export.py": "def render(run_dir, record):\n    return ''\n"},
+            name="assay-bad")
+    with pytest.raises(PluginError, match="nosuffix.*SUFFIX"):
+        exports.names()

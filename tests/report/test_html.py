@@ -14,6 +14,8 @@ from assay.cli import cli
 from assay.metrics.histogram import Histogram
 from assay.report.html import build_report, safe_json, write_report
 from assay.report.rundata import latency_curves, percentile_curve, phases, steps
+from assay.results.record import PhaseWindow
+from assay.results.rundir import read_record
 
 RUN = Path(__file__).parents[1] / "fixtures" / "runs" / "exchange-fixture"
 
@@ -58,9 +60,9 @@ def test_hostile_names_stay_data(tmp_path: Path) -> None:
 
 
 def test_latency_curve_from_the_measured_window_only() -> None:
-    run = json.loads((RUN / "run.json").read_text())
+    run = read_record(RUN)
     curves = latency_curves(RUN, run)["curves"]
-    p99 = run["stats"]["mail.db.read"]["lat_p99_ms"]
+    p99 = run.stats["mail.db.read"].lat_p99_ms
     points = curves["mail.db.read"]
     at99 = next(ms for p, ms in points if p >= 99.0)
     assert at99 == pytest.approx(p99, rel=0.05)  # same merged bins as the verdict
@@ -68,7 +70,7 @@ def test_latency_curve_from_the_measured_window_only() -> None:
 
 
 def test_capped_histogram_reads_slices_of_a_large_file() -> None:
-    run = json.loads((RUN / "run.json").read_text())
+    run = read_record(RUN)
     whole = latency_curves(RUN, run)
     sliced = latency_curves(RUN, run, cap=8_000)
     assert sliced["sampled"] and not whole["sampled"]
@@ -82,10 +84,11 @@ def test_percentile_curve_is_monotonic() -> None:
 
 
 def test_phases_and_wall_clock_steps(tmp_path: Path) -> None:
-    run = {"measured_window_s": [10, 70],  # run.json `phases` as metrics/phases.py writes them
-           "phases": [{"name": "before", "step": None, "start": 10, "end": 30},
-                      {"name": "during", "step": "snap", "start": 30, "end": 31},
-                      {"name": "after", "step": None, "start": 31, "end": 70}]}
+    run = read_record(RUN).model_copy(update={  # `phases` as metrics/phases.py writes them
+        "measured_window_s": (10, 70),
+        "phases": [PhaseWindow(name="before", step=None, start=10, end=30),
+                   PhaseWindow(name="during", step="snap", start=30, end=31),
+                   PhaseWindow(name="after", step=None, start=31, end=70)]})
     got = phases(run, last_t=80)
     assert [p["name"] for p in got] == ["warm-up", "before", "during snap", "after",
                                         "not measured"]

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from assay.exitcodes import UserError
+from assay.plan import ScenarioFile
+from assay.scenario.overrides import parse_value
 from assay.scenario.yamlsource import ScenarioInvalid
-from assay.search.overrides import Scenario, parse_value
 
 TEXT = """\
 name: two
@@ -24,8 +25,8 @@ thresholds:
 """
 
 
-def scenario() -> Scenario:
-    return Scenario(TEXT, "two.yaml", None)
+def scenario() -> ScenarioFile:
+    return ScenarioFile(TEXT, "two.yaml", None)
 
 
 @pytest.mark.parametrize("name,path,integer", [

@@ -1,5 +1,7 @@
 """Resiliency, capacity and node-count rules against the published examples (sizing-rules §1)."""
 
+import math
+
 import pytest
 
 from assay.exitcodes import UserError
@@ -201,3 +203,30 @@ def test_invalid_cluster_inputs():
         cluster.size(design(workloads=(Demand("raw", -1, GIB, TIB),)))
     with pytest.raises(UserError, match="plan"):
         cluster.size(design(plan="n+7"))
+
+
+def test_capacity_ceiling_is_configurable_and_checked():
+    d = design(workloads=(Demand("raw", 1, GIB, 100 * TIB),), max_full_pct=80)
+    r = cluster.size(d)
+    assert r.figures["recommended"].value == pytest.approx(0.8 * r.figures["usable"].value)
+    assert "80 %" in r.figures["recommended"].label
+    assert any(c.rule.startswith("Storage <= 80 %") for c in r.checks)
+    assert cluster.nodes_needed(d) > cluster.nodes_needed(design(
+        workloads=(Demand("raw", 1, GIB, 100 * TIB),)))
+    with pytest.raises(UserError, match="--max-full"):
+        cluster.size(design(max_full_pct=0))
+
+
+def test_durability_and_availability_in_nines():
+    rf2 = cluster.size(design(workloads=(Demand("raw", 10, GIB, 50 * TIB),)))
+    rf3 = cluster.size(design(workloads=(Demand("raw", 10, GIB, 50 * TIB),), rf=3))
+    for r in (rf2, rf3):
+        f = r.figures
+        assert f["durability_nines"].value == pytest.approx(
+            -math.log10(f["loss_probability"].value))
+        assert 0 < 100 - f["availability"].value < 1e-3
+    assert rf3.figures["durability_nines"].value > rf2.figures["durability_nines"].value
+    longer = cluster.size(design(workloads=(Demand("raw", 10, GIB, 50 * TIB),),
+                                 restore_hours=240))
+    assert longer.figures["availability_nines"].value == pytest.approx(
+        rf2.figures["availability_nines"].value - 1)  # 10x the restore time: one nine less

@@ -3,6 +3,7 @@
 import json
 
 from assay.sizing.explain import (
+    BinBytes,
     Bytes,
     Figure,
     Result,
@@ -10,6 +11,7 @@ from assay.sizing.explain import (
     at_most,
     ceil_div,
     describe_inputs,
+    fmt,
     round_half_up,
 )
 
@@ -39,4 +41,24 @@ def test_json_and_explanation_come_from_the_same_figure():
     assert doc["figures"]["ram"] == {"label": "RAM", "value": 2 * (1 << 30), "unit": "bytes",
                                      "formula": "a x b", "inputs": {"a": 1 << 30, "b": 2},
                                      "source": "src"}
-    assert describe_inputs(f) == "a = 1.00 GiB, b = 2"
+    assert describe_inputs(f) == "a = 1.07 GB (1.00 GiB), b = 2"
+    assert describe_inputs(Figure("x", 1, "", "a", {"a": BinBytes(1 << 30)})) == "a = 1.00 GiB"
+
+
+def test_json_has_no_float_artifacts():
+    r = Result("x", inputs={"sum": 0.1 + 0.2, "nested": [4040.0000000000005]})
+    r.add("f", Figure("f", 4040.0000000000005, "IOPS", "a"))
+    r.add("inf", Figure("nothing left", float("inf"), "%", "a"))
+    doc = r.to_json()
+    text = json.dumps(doc)
+    assert doc["figures"]["f"]["value"] == 4040 and isinstance(doc["figures"]["f"]["value"], int)
+    assert doc["inputs"] == {"sum": 0.3, "nested": [4040]}
+    assert doc["figures"]["inf"]["value"] is None  # JSON has no infinity
+    assert "Infinity" not in text and "0000000" not in text
+
+
+def test_sizes_print_decimal_with_binary_beside():
+    assert fmt(16 * 10**12, "bytes") == "16.00 TB (14.55 TiB)"
+    assert fmt(128 << 30, "bytes", binary=True) == "128.00 GiB"
+    assert fmt(99.99994, "%") == "99.99994 %"
+    assert fmt(5.2, "nines") == "5.2 nines"

@@ -96,3 +96,48 @@ def test_vdi_failure_load_and_bad_input():
     assert f["desktops_per_node_worst"].value == 143
     with pytest.raises(UserError, match="positive"):
         vdi.size(VdiDesign(desktops=-1))
+
+
+def test_preset_data_files_hold_the_xray_file_sizes():
+    assert oltp.PRESETS["standard"].data_file_size == 28 * GIB
+    assert oltp.PRESETS["medium"].data_file_size == 140 * GIB
+    # another dataset keeps the log files' share, as the oltp workload splits it
+    p = oltp.with_dataset(oltp.PRESETS["standard"], 232 * GIB)
+    assert p.log_dataset == 8 * GIB and p.data_file_size == 56 * GIB
+
+
+def test_transactions_need_their_data_io_measured_or_declared():
+    t = oltp.Transactions(tps=1000)
+    base = oltp.PRESETS["standard"]
+    with pytest.raises(UserError, match="will not assume 0"):
+        oltp.transaction_profile(t, base, declared=False)
+    declared = oltp.transaction_profile(t, base, declared=True)
+    assert declared.data_iops == base.data_iops and declared.log_iops == 1000
+    with pytest.raises(UserError, match="--writes-per-txn"):
+        oltp.transaction_profile(oltp.Transactions(1000, reads_per_txn=2), base, True)
+    measured = oltp.transaction_profile(oltp.Transactions(1000, 2, 1), base, declared=True)
+    assert measured.data_iops == 3000  # measured per-transaction IO wins over the preset
+    assert measured.dataset == base.dataset and measured.data_files == base.data_files
+
+
+def test_log_throughput_is_tps_times_log_bytes():
+    t = oltp.Transactions(tps=2000, reads_per_txn=1, writes_per_txn=1, log_bytes_per_txn=6000)
+    p = oltp.transaction_profile(t, oltp.PRESETS["standard"], declared=False)
+    r = oltp.size(OltpDesign(profile=p, transactions=t))
+    assert r.value("log_iops") == 2000  # one flush per commit
+    assert r.value("log_mbps") == pytest.approx(2000 * 6000 / 1e6)
+    assert r.value("tpm") == 120_000
+    big = oltp.Transactions(tps=100, reads_per_txn=0, writes_per_txn=0,
+                            log_bytes_per_txn=96 * 1024)
+    pb = oltp.transaction_profile(big, oltp.PRESETS["standard"], declared=False)
+    assert pb.log_iops == 300  # 96 KiB per commit: three 32 KiB writes
+    assert pb.log_iops * pb.log_io_bytes == pytest.approx(100 * 96 * 1024)
+
+
+def test_tpm_scales_by_nodes_and_after_a_failure():
+    t = oltp.Transactions(tps=1000, reads_per_txn=1, writes_per_txn=1)
+    p = oltp.transaction_profile(t, oltp.PRESETS["standard"], declared=False)
+    f = oltp.size(OltpDesign(profile=p, transactions=t, instances=6, nodes=3)).figures
+    assert f["tpm_total"].value == 6 * 60_000
+    assert f["tpm_per_node"].value == 2 * 60_000
+    assert f["tpm_per_node_worst"].value == 3 * 60_000  # ceil(6 / 2) servers on a survivor

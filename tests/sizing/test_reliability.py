@@ -44,3 +44,15 @@ def test_more_nodes_rebuild_faster_but_rf2_loss_still_grows():
     assert t16 < t8
     assert reliability.loss_rate_per_hour(16, 0.05, t16, 1) > \
         reliability.loss_rate_per_hour(8, 0.05, t8, 1)
+
+
+def test_nines():
+    assert reliability.nines(1e-5) == pytest.approx(5)
+    assert reliability.nines(0.001) == pytest.approx(3)
+    assert reliability.nines(0) == float("inf")
+
+
+def test_unavailability_is_loss_rate_times_restore_time():
+    rate = reliability.loss_rate_per_hour(8, 0.05, 4.0, 1)
+    assert reliability.unavailability(rate, 24) == pytest.approx(rate * 24)
+    assert reliability.unavailability(1.0, 24) == 1.0  # a share, never above 1

@@ -1,9 +1,10 @@
+import os
 import shutil
 import subprocess
 
 import pytest
 
-from assay.plan import builtin_scenarios, plan_text
+from assay.plan import LOCAL, PREFILL_JOB, RUN_JOB, builtin_scenarios, plan_text
 
 
 def plan(yaml_workload: str, extra: str = ""):
@@ -92,10 +93,13 @@ def test_user_fio_job_file(tmp_path):
 @pytest.mark.parametrize("name", sorted(builtin_scenarios()))
 def test_fio_accepts_every_generated_job_file(tmp_path, name):
     p = plan_text(builtin_scenarios()[name], name)
-    path = tmp_path / "run.fio"
-    path.write_text(p.jobfile(str(tmp_path)))
-    r = subprocess.run(["fio", "--parse-only", str(path)], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+    env = {**os.environ, "ASSAY_TARGET": str(tmp_path), "ASSAY_DIRECT": "1"}
+    for job in (RUN_JOB, PREFILL_JOB):
+        path = tmp_path / job
+        path.write_text(p.jobfile(LOCAL, job))
+        r = subprocess.run(["fio", "--parse-only", str(path)], capture_output=True, text=True,
+                           env=env)
+        assert r.returncode == 0, r.stderr
 
 
 def test_a_workload_can_arrive_and_leave_during_the_run():

@@ -14,7 +14,8 @@ from rich.console import Console
 from assay.exitcodes import ExitCode, UserError
 from assay.plan import Plan
 from assay.results.catalogue import Catalogue
-from assay.results.rundir import default_results_root, read_json
+from assay.results.record import RunRecord
+from assay.results.rundir import default_results_root, read_record
 from assay.scenario.units import UnitError, parse_duration
 from assay.scenario.yamlsource import ScenarioInvalid
 from assay.search.limit import SearchInterrupted
@@ -40,6 +41,8 @@ def duration_value(text: str | None, flag: str = "--duration",
         raise UserError(f"{flag}: {e}") from None
     if seconds < 0 or (seconds == 0 and not allow_zero):
         raise UserError(f"{flag}: must be more than zero")
+    if 0 < seconds < 1 and not allow_zero:  # a measured time: assay grades per second
+        raise UserError(f"{flag}: at least 1s")
     return seconds
 
 
@@ -49,16 +52,14 @@ def scenario_error(e: ScenarioInvalid) -> UserError:
     return UserError(head + "\n  " + "\n  ".join(str(i) for i in e.issues))
 
 
-def find_run(ref: str, results: Path | None) -> tuple[Path, dict[str, Any]]:
-    """A run by path, id, id prefix/suffix or `last`."""
+def find_run(ref: str, results: Path | None) -> tuple[Path, RunRecord]:
+    """A run by path, id, id prefix/suffix or `last`, and its record (a RecordError, exit 2,
+    when run.json is unreadable)."""
     root = results_root(results)
     path = Catalogue(root).find(ref)
     if path is None or not (path / "run.json").exists():
         raise UserError(f"no run {ref!r} in {root} (see `assay runs`)")
-    try:
-        return path, read_json(path / "run.json")
-    except (OSError, ValueError) as e:
-        raise UserError(f"cannot read {path / 'run.json'}: {e}") from None
+    return path, read_record(path)
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:

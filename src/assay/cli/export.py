@@ -8,12 +8,12 @@ import click
 
 from assay.cli.common import find_run, results_option
 from assay.exitcodes import UserError
-from assay.report.exports import EXPORTS, render
+from assay.report.exports import names, render
 
 
 @click.command("export")
 @click.argument("run", default="last")
-@click.option("--format", "fmt", type=click.Choice(sorted(EXPORTS)), default="json",
+@click.option("--format", "fmt", type=click.Choice(names()), default="json",
               show_default=True, help="json: the --json summary plus per-second series; "
               "csv: per-second series; junit: one test case per threshold.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -21,8 +21,8 @@ from assay.report.exports import EXPORTS, render
 @results_option
 def command(run: str, fmt: str, output: Path | None, results: Path | None) -> None:
     """Export RUN (an id, a prefix of one, a path, or `last`) for other tools."""
-    path, data = find_run(run, results)
-    text = render(fmt, path, data)
+    path, record = find_run(run, results)
+    text = render(fmt, path, record)
     if output is None:
         click.echo(text, nl=False)
         return

@@ -9,32 +9,57 @@ from pathlib import Path
 import click
 
 from assay.cli.common import duration_value, scenario_error
+from assay.cli.run import planned
 from assay.console import make_console
 from assay.exitcodes import UserError
 from assay.fio.process import parse_only
-from assay.plan import load
+from assay.plan import RUN_JOB, Plan
+from assay.plan.model import DIRECT_VAR, TARGET_VAR
 from assay.scenario.units import format_duration, format_size
 from assay.scenario.yamlsource import ScenarioInvalid
+
+
+def fio_check(plan: Plan) -> str | None:
+    """fio's own check of every job file, with its variables set to a scratch directory."""
+    with tempfile.TemporaryDirectory(prefix="assay-plan-") as tmp:
+        env = {TARGET_VAR: tmp, DIRECT_VAR: "1"}
+        for host, files in plan.jobfiles.items():
+            for name, text in files.items():
+                path = Path(tmp) / name
+                path.write_text(text, encoding="utf-8")
+                complaint = parse_only(path, env)
+                if complaint:
+                    return f"{host}/{name}: {complaint}"
+    return None
 
 
 @click.command("plan")
 @click.argument("scenario")
 @click.option("--duration", help="Measured time, overriding the scenario's (e.g. 60s).")
+@click.option("--warmup", help="Warm-up, overriding the scenario's (e.g. 0, 30s).")
+@click.option("--set", "sets", multiple=True, metavar="WORKLOAD.PARAM=VALUE",
+              help="Override a workload parameter, as `assay run --set` does (repeatable).")
 @click.option("--json", "json_mode", is_flag=True, help="Print the plan as JSON.")
+@click.option("--fio", "fio_only", is_flag=True,
+              help="Print only the job file a run writes (hosts/local/run.fio), byte for byte.")
 @click.option("--no-check", is_flag=True, help="Skip `fio --parse-only` (no fio needed).")
-def command(scenario: str, duration: str | None, json_mode: bool, no_check: bool) -> None:
-    """Validate SCENARIO and print what a run would do, without doing any IO."""
+def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple[str, ...],
+            json_mode: bool, fio_only: bool, no_check: bool) -> None:
+    """Validate SCENARIO and print what a run would do, without doing any IO.
+
+    The job files shown are the ones a run stores in its directory, byte for byte; they read
+    the target directory and O_DIRECT from ${ASSAY_TARGET} and ${ASSAY_DIRECT}.
+    """
     try:
-        plan = load(scenario, duration_value(duration))
+        plan = planned(scenario, sets, duration_value(duration),
+                       duration_value(warmup, "--warmup", allow_zero=True))
     except ScenarioInvalid as e:
         raise scenario_error(e) from None
     jobfile = plan.jobfile()
-    complaint = None
-    if not no_check:
-        with tempfile.TemporaryDirectory(prefix="assay-plan-") as tmp:
-            path = Path(tmp) / "run.fio"
-            path.write_text(plan.jobfile(tmp), encoding="utf-8")
-            complaint = parse_only(path)
+    if fio_only:
+        click.echo(jobfile, nl=False)
+        return
+    complaint = None if no_check else fio_check(plan)
     if json_mode:
         click.echo(json.dumps({
             "scenario": plan.name, "duration_s": plan.duration, "warmup_s": plan.warmup,
@@ -44,7 +69,7 @@ def command(scenario: str, duration: str | None, json_mode: bool, no_check: bool
             "steps": [s.model_dump(mode="json") for s in plan.resolved.steps],
             "thresholds": [t.text for t in plan.thresholds],
             "fio_check": None if no_check else (complaint or "ok"),
-            "jobfile": jobfile}, indent=2))
+            "jobfile": jobfile, "jobfiles": plan.jobfiles}, indent=2))
     else:
         con = make_console()
         con.print(f"[bold]{plan.name}[/]  {plan.scenario.description}")
@@ -68,7 +93,7 @@ def command(scenario: str, duration: str | None, json_mode: bool, no_check: bool
             con.print(f"  {t.text}" + (f"  ({t.source})" if t.source else ""))
         if not plan.thresholds:
             con.print("  none: the run will not be graded")
-        con.rule("fio job file")
+        con.rule(f"fio job file: hosts/local/{RUN_JOB}")
         click.echo(jobfile)
         if not no_check:
             con.print("fio --parse-only: " + ("[green]ok[/]" if not complaint else

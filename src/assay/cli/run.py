@@ -11,15 +11,14 @@ from rich.console import Console
 from assay.cli.common import duration_value, results_option, results_root, scenario_error
 from assay.console import make_console
 from assay.engine import Engine, RunOptions
-from assay.exitcodes import UserError
-from assay.plan import Plan, check_steps, load, read_scenario
+from assay.plan import Plan, ScenarioFile, TargetEdit
 from assay.platforms import lab as labs
 from assay.report.jsondoc import summary_document
 from assay.report.terminal import print_summary
-from assay.results.rundir import read_json
+from assay.results.rundir import read_record
+from assay.scenario.models import Target
 from assay.scenario.units import format_duration, format_size
 from assay.scenario.yamlsource import ScenarioInvalid
-from assay.search.overrides import Scenario, parse_value
 
 
 def banner(console: Console, plan: Plan, target: str) -> None:
@@ -39,20 +38,27 @@ def banner(console: Console, plan: Plan, target: str) -> None:
 
 
 def planned(scenario: str, sets: tuple[str, ...], duration: float | None,
-            warmup: float | None) -> Plan:
-    """The scenario's plan, with any `--set WORKLOAD.PARAM=VALUE` applied."""
-    if not sets:
-        return load(scenario, duration, warmup)
-    text, display, base = read_scenario(scenario)
-    scn = Scenario(text, display, base)
-    overrides = []
-    for item in sets:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise UserError(f"--set {item!r}: give WORKLOAD.PARAM=VALUE, "
-                            f"e.g. mail.dataset=64GiB")
-        overrides.append((scn.param(key), parse_value(value)))
-    return scn.plan(overrides, duration, warmup=warmup)
+            warmup: float | None, target: TargetEdit | None = None) -> Plan:
+    """The scenario's plan, with any `--set WORKLOAD.PARAM=VALUE` and target changes applied
+    before its job files are rendered."""
+    scn = ScenarioFile.read(scenario)
+    return scn.plan(scn.overrides(sets), duration, warmup=warmup, target=target)
+
+
+def target_edit(lab_name: str | None, target_path: str | None) -> TargetEdit | None:
+    """--lab and --path, applied to the scenario's target."""
+    if not lab_name and not target_path:
+        return None
+    lab = labs.load(lab_name) if lab_name else None
+
+    def edit(target: Target) -> None:
+        if lab is not None:
+            labs.apply(target, lab)
+        if target_path:
+            target.path = target_path
+            target.device = None
+
+    return edit
 
 
 @click.command("run")
@@ -84,18 +90,12 @@ def command(scenario: str, duration: str | None, warmup: str | None, target_path
     4 internal error, 130 interrupted.
     """
     console = make_console(json_mode)
-    try:
+    try:  # the lab's platform may lack an action the scenario asks for: checked in planning
         plan = planned(scenario, sets, duration_value(duration),
-                       duration_value(warmup, "--warmup", allow_zero=True))
+                       duration_value(warmup, "--warmup", allow_zero=True),
+                       target_edit(lab_name, target_path))
     except ScenarioInvalid as e:
         raise scenario_error(e) from None
-    if lab_name:
-        labs.apply(plan.scenario.target, labs.load(lab_name))
-        issues = check_steps(plan.resolved, plan.thresholds, plan.duration)
-        if issues:  # the lab's platform may lack an action the scenario asks for
-            raise scenario_error(ScenarioInvalid(issues))
-    if target_path:
-        plan.scenario.target.path = target_path
     target = plan.scenario.target
     where = target.path or target.device or "a temporary directory (removed afterwards" + \
         (", kept with --keep)" if not keep else "; --keep: kept)")
@@ -103,7 +103,7 @@ def command(scenario: str, duration: str | None, warmup: str | None, target_path
     engine = Engine(plan, RunOptions(results_root(results), keep=keep, fresh=fresh, force=force,
                                      json_mode=json_mode), console)
     outcome = engine.execute()
-    run = read_json(outcome.run_dir / "run.json")
+    run = read_record(outcome.run_dir)
     print_summary(console, run, outcome.run_dir)
     if json_mode:
         click.echo(json.dumps(summary_document(run, outcome.run_dir), indent=2))

@@ -3,41 +3,68 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from pathlib import Path
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from assay.cli.common import results_option, results_root
 from assay.console import make_console
+from assay.exitcodes import UserError
 from assay.report.terminal import STATUS_STYLE
 from assay.results.catalogue import Catalogue
+
+# statuses the terminal summary does not know: a run that can no longer finish
+_EXTRA_STYLE = {"crashed": "bold red", "unreadable": "bold red"}
 
 
 @click.command("runs")
 @click.option("--scenario", help="Only runs whose scenario name contains this.")
-@click.option("--limit", default=30, show_default=True, help="How many runs to list.")
+@click.option("--limit", default=30, show_default=True, type=click.IntRange(min=1),
+              help="How many runs to list.")
 @click.option("--json", "json_mode", is_flag=True, help="Print the list as JSON.")
+@click.option("--rebuild", is_flag=True,
+              help="Rebuild the catalogue from the run directories (it is only an index).")
 @results_option
-def command(scenario: str | None, limit: int, json_mode: bool, results: Path | None) -> None:
-    """List stored runs, newest first."""
-    rows = Catalogue(results_root(results)).list(limit, scenario)
+def command(scenario: str | None, limit: int, json_mode: bool, rebuild: bool,
+            results: Path | None) -> None:
+    """List stored runs, newest first.
+
+    A run that says `running` but whose process is gone is shown as `crashed`.
+    """
+    root = results_root(results)
+    catalogue = Catalogue(root)
+    con = make_console(json_mode)
+    if rebuild:
+        try:
+            n = catalogue.rebuild()
+        except (sqlite3.Error, OSError) as e:
+            raise UserError(f"cannot rebuild {catalogue.file}: {e}") from None
+        con.print(f"rebuilt {catalogue.file} from {n} run director{'y' if n == 1 else 'ies'}")
+    rows = catalogue.list(limit, scenario)
+    if catalogue.notice:
+        click.echo(f"note: {catalogue.notice}", err=True)
     if json_mode:
-        click.echo(json.dumps(rows, indent=2))
+        click.echo(json.dumps([{k: r[k] for k in r if k != "mtime"} for r in rows], indent=2))
         return
-    con = make_console()
     if not rows:
-        con.print(f"no runs in {results_root(results)}")
+        con.print(f"no runs in {escape(str(root))}")
         return
     t = Table(show_edge=False, pad_edge=False)
     for col in ("id", "scenario", "started", "status", "thresholds", "target"):
         t.add_column(col)
     for r in rows:
-        s = json.loads(r["summary"] or "{}")
+        try:
+            s = json.loads(r["summary"] or "{}")
+        except ValueError:
+            s = {}
         grade = f"{s.get('passed') or 0} ok / {s.get('failed') or 0} failed"
         started = time.strftime("%Y-%m-%d %H:%M", time.localtime(r["started"] or 0))
-        style = STATUS_STYLE.get(r["status"], "")
-        t.add_row(r["id"], r["scenario"], started, f"[{style}]{r['status']}[/]", grade,
-                  r["target"])
+        style = STATUS_STYLE.get(r["status"]) or _EXTRA_STYLE.get(r["status"], "")
+        status = f"[{style}]{escape(r['status'])}[/]" if style else escape(r["status"])
+        t.add_row(escape(r["id"]), escape(r["scenario"]), started, status, grade,
+                  escape(r["target"]))
     con.print(t)

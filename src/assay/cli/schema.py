@@ -1,4 +1,5 @@
-"""`assay schema`: the JSON Schema of scenario files (for editors and CI linters)."""
+"""`assay schema [scenario|run]`: the JSON Schema of scenario files or of run.json (for
+editors, CI linters and tools that read results)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import click
 from pydantic import Field, TypeAdapter, create_model
 
 from assay import actions, workloads
+from assay.results.record import record_schema
 from assay.scenario.models import Scenario
 
 
@@ -30,6 +32,8 @@ def scenario_schema() -> dict[str, Any]:
 
 
 @click.command("schema")
-def command() -> None:
-    """Print the JSON Schema of scenario files."""
-    click.echo(json.dumps(scenario_schema(), indent=2))
+@click.argument("what", type=click.Choice(["scenario", "run"]), default="scenario")
+def command(what: str) -> None:
+    """Print the JSON Schema of scenario files (default) or of a run's run.json (`run`)."""
+    schema = record_schema() if what == "run" else scenario_schema()
+    click.echo(json.dumps(schema, indent=2))

@@ -20,11 +20,11 @@ from assay.cli.common import (
 )
 from assay.console import make_console
 from assay.exitcodes import ExitCode, UserError
-from assay.plan import read_scenario
+from assay.plan import ScenarioFile, read_scenario
+from assay.scenario.overrides import Param
 from assay.scenario.yamlsource import ScenarioInvalid
 from assay.search import bisect, chart, measures
 from assay.search.limit import LimitSearch
-from assay.search.overrides import Param, Scenario
 from assay.search.store import Group, group_key
 from assay.search.trials import TrialSettings
 
@@ -111,7 +111,7 @@ def command(scenario: str, vary: str, low: float, high: float, precision: str,
         raise UserError(f"--from {low:g} --to {high:g}: need 0 < from < to")
     try:
         text, display, base = read_scenario(scenario)
-        scn = Scenario(text, display, base)
+        scn = ScenarioFile(text, display, base)
         param = scn.param(vary)
         first = scn.plan([(param, int(low) if param.integer else low)], seconds)
         scn.plan([(param, int(high) if param.integer else high)], seconds)

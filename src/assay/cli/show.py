@@ -11,6 +11,7 @@ from assay.cli.common import find_run, results_option
 from assay.console import make_console
 from assay.report.jsondoc import summary_document
 from assay.report.terminal import print_summary
+from assay.results.liveness import effective_status
 
 
 @click.command("show")
@@ -19,8 +20,13 @@ from assay.report.terminal import print_summary
 @results_option
 def command(run: str, json_mode: bool, results: Path | None) -> None:
     """Print the summary of RUN (an id, a prefix of one, a path, or `last`)."""
-    path, data = find_run(run, results)
+    path, record = find_run(run, results)
+    status = effective_status(record.stored(), path)
     if json_mode:
-        click.echo(json.dumps(summary_document(data, path), indent=2))
-    else:
-        print_summary(make_console(), data, path)
+        click.echo(json.dumps({**summary_document(record, path), "status": status}, indent=2))
+        return
+    console = make_console()
+    print_summary(console, record, path)
+    if status == "crashed":
+        console.print(f"[red]crashed:[/] the assay process (pid {record.pid}) is gone; the "
+                      f"record holds the seconds measured until then")

@@ -19,11 +19,10 @@ from assay.cli.common import (
 )
 from assay.console import make_console
 from assay.exitcodes import UserError
-from assay.plan import Plan, read_scenario
+from assay.plan import Plan, ScenarioFile, read_scenario
 from assay.scenario.yamlsource import ScenarioInvalid
 from assay.search import chart, measures
 from assay.search.limit import CURVE_FRACTIONS
-from assay.search.overrides import Scenario
 from assay.search.store import Group, group_key
 from assay.search.sweep import (
     Overrides,
@@ -80,7 +79,7 @@ def command(scenario: str, sets: tuple[str, ...], repeat: int, curve: bool,
         raise UserError(f"--chart {chart_file}: give a .svg or .html file")
     try:
         text, display, base = read_scenario(scenario)
-        scn = Scenario(text, display, base)
+        scn = ScenarioFile(text, display, base)
         parsed = parse_sets(scn, list(sets))
         points = grid(parsed)
         plans = [scn.plan(p, seconds) for p in points]  # every point validated before any IO
@@ -137,7 +136,7 @@ def _open(root: Path, resume_id: str | None, new: bool, key: str,
     return found or Group.create(root, "sweep", record["scenario"]["name"], record)
 
 
-def _curve(sweep: Sweep, scn: Scenario, plan: Plan, repeat: int) -> None:
+def _curve(sweep: Sweep, scn: ScenarioFile, plan: Plan, repeat: int) -> None:
     """Closed-loop probe → per-workload maximum → fixed rates at fractions of it."""
     names = list(plan.resolved.workloads)
     probe: Overrides = [(scn.param(f"{w}.load.model"), "closed") for w in names]

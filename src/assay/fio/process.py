@@ -29,10 +29,11 @@ def find_fio() -> str:
     return exe
 
 
-def parse_only(jobfile: Path) -> str | None:
+def parse_only(jobfile: Path, env: dict[str, str] | None = None) -> str | None:
     """fio's own check of a job file; returns its complaint, or None when fio accepts it."""
     r = subprocess.run([find_fio(), "--parse-only", str(jobfile)], capture_output=True,
-                       text=True, check=False, timeout=60)
+                       text=True, check=False, timeout=60,
+                       env={**os.environ, **env} if env else None)
     if r.returncode != 0:
         return (r.stderr or r.stdout).strip() or f"fio --parse-only exited {r.returncode}"
     return None
@@ -41,7 +42,7 @@ def parse_only(jobfile: Path) -> str | None:
 class FioProcess:
     def __init__(self, jobfile: Path, out_dir: Path, name: str = "fio",
                  status_interval: float = 1.0, extra_args: list[str] | None = None,
-                 cgroup_procs: Path | None = None):
+                 cgroup_procs: Path | None = None, env: dict[str, str] | None = None):
         self.jobfile = jobfile.resolve()  # fio runs in the job file's directory
         out_dir = out_dir.resolve()
         self.stdout_path = out_dir / f"{name}.out.json"
@@ -53,14 +54,17 @@ class FioProcess:
         self._docs: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.proc: subprocess.Popen[str] | None = None
         self.started_ms = 0.0
+        self.started = 0.0  # epoch seconds
         self.stream = JsonStream()
         self.last_doc: dict[str, Any] | None = None
         self._reader: threading.Thread | None = None
         self.cgroup_procs = cgroup_procs  # join this cgroup before exec (blkio throttling)
+        self.env = env  # the job file's variables (added to this process's environment)
 
     def start(self) -> None:
         self._stderr = open(self.stderr_path, "w", encoding="utf-8")  # noqa: SIM115
-        self.started_ms = time.time() * 1000
+        self.started = time.time()
+        self.started_ms = self.started * 1000
         # own process group: a Ctrl-C reaches us, and we stop fio in order
         args = self.args
         if self.cgroup_procs is not None:
@@ -70,7 +74,8 @@ class FioProcess:
                     *args]
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self._stderr,
                                      text=True, bufsize=1, start_new_session=True,
-                                     cwd=self.jobfile.parent)
+                                     cwd=self.jobfile.parent,
+                                     env={**os.environ, **self.env} if self.env else None)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 

@@ -171,5 +171,5 @@ def recovery_seconds(info: ComponentInfo, samples: Sequence[dict[str, Any]],
     for i, s in enumerate(rows):
         run = rows[i:i + STABLE_S]
         if all(good(r) for r in run):
-            return round(max(0.0, s["t"] - s["dt"] - t_end), 3)
+            return round(max(0.0, float(s["t"]) - float(s["dt"]) - t_end), 3)
     return None

@@ -96,63 +96,82 @@ def sample_bins(sample: dict[str, Any]) -> dict[str, int]:
     return json.loads(text) if text else {}
 
 
+class Accumulator:
+    """Stats of one component over [start, end], fed one sample at a time: the verdict, the
+    phases and the live check during a run use the same arithmetic, in memory that does not
+    grow with the run."""
+
+    def __init__(self, info: ComponentInfo, start: float, end: float):
+        self.info = info
+        self.lo = max(start, info.start_s)
+        self.hi = min(end, info.end_s) if info.end_s is not None else end
+        # A component with a window of its own (a workload that arrives or leaves, a corner
+        # of the four) is idle outside it: every IO of an interval that overlaps the window
+        # belongs to it, and its rate is those IOs over the part of those intervals inside the
+        # window, however fio's dumps fall (and whatever subset of seconds a phase passes in).
+        self.windowed = info.start_s > 0 or info.end_s is not None
+        self.seconds = self.rate_seconds = 0.0
+        self.ios = self.nbytes = self.rate_ios = 0
+        self.lat_sum = 0.0
+        self.lat_max: float | None = None
+        self.behind = 0.0
+        self.hist = Histogram()
+
+    def add(self, s: dict[str, Any]) -> bool:
+        """Count a sample of this component if it lies in the window; True when it did."""
+        if s["c"] != self.info.name:
+            return False
+        if self.windowed:
+            inside = min(s["t"], self.hi) - max(s["t"] - s["dt"], self.lo)
+            if inside <= 0:
+                return False
+            self.rate_ios += s["ios"]
+            self.rate_seconds += inside
+        else:
+            middle = s["t"] - s["dt"] / 2  # an interval belongs to the window its middle is in
+            if not self.lo <= middle <= self.hi:
+                return False
+            if s["dt"] >= 0.5:  # fio's closing stub interval says little about the rate
+                self.rate_seconds += s["dt"]
+                self.rate_ios += s["ios"]
+        self.seconds += s["dt"]
+        self.ios += s["ios"]
+        self.nbytes += s["bytes"]
+        self.lat_sum += s["lat_sum_ns"]
+        if s.get("lat_max_ns"):
+            self.lat_max = max(self.lat_max or 0, s["lat_max_ns"])
+        self.behind = max(self.behind, s.get("behind_s") or 0.0)
+        self.hist.add(Histogram.from_fio(sample_bins(s)))
+        return True
+
+    def stats(self) -> Stats:
+        info, lat_max = self.info, self.lat_max
+        seconds = self.rate_seconds if self.windowed else self.seconds
+        rate_seconds = self.rate_seconds
+        pct = self.hist.percentiles(cap=int(lat_max) if lat_max else None)
+        iops = self.rate_ios / rate_seconds if rate_seconds else 0.0
+        target = info.target_iops
+        tolerance = 0.0
+        if target and rate_seconds:
+            # Poisson arrivals: 95 % prediction band (X-Ray's 1.96·√λ); even pacing: each job
+            # can be one IO early or late at either window edge, and never less than 0.5 %
+            tolerance = (1.96 * math.sqrt(target * rate_seconds) / rate_seconds
+                         if info.poisson else max(0.005 * target, 2 * info.jobs / rate_seconds))
+        return Stats(
+            component=info.name, seconds=seconds, ios=self.ios, bytes=self.nbytes, iops=iops,
+            mbps=self.nbytes / seconds / 1e6 if seconds else 0.0,
+            lat_avg_ms=self.lat_sum / self.ios / 1e6 if self.ios else None,
+            lat_p50_ms=ns_to_ms(pct[50.0]), lat_p95_ms=ns_to_ms(pct[95.0]),
+            lat_p99_ms=ns_to_ms(pct[99.0]), lat_p999_ms=ns_to_ms(pct[99.9]),
+            lat_max_ms=ns_to_ms(lat_max), target_iops=target, behind_max_s=self.behind,
+            rate_tolerance=tolerance)
+
+
 def aggregate(info: ComponentInfo, samples: Iterable[dict[str, Any]], start: float,
               end: float) -> Stats:
     """Stats of one component over the samples whose whole interval lies in [start, end]
     (within the few ms that fio's status dumps drift)."""
-    lo = max(start, info.start_s)
-    hi = min(end, info.end_s) if info.end_s is not None else end
-    seconds = rate_seconds = 0.0
-    ios = nbytes = rate_ios = 0
-    lat_sum = 0.0
-    lat_max: float | None = None
-    behind = 0.0
-    hist = Histogram()
-    # A component with a window of its own (a workload that arrives or leaves, a corner of the
-    # four) is idle outside it: every IO of an interval that overlaps the window belongs to
-    # it, and its rate is those IOs over the part of those intervals inside the window,
-    # however fio's dumps fall (and whatever subset of seconds a phase passes in).
-    windowed = info.start_s > 0 or info.end_s is not None
+    acc = Accumulator(info, start, end)
     for s in samples:
-        if s["c"] != info.name:
-            continue
-        if windowed:
-            inside = min(s["t"], hi) - max(s["t"] - s["dt"], lo)
-            if inside <= 0:
-                continue
-            rate_ios += s["ios"]
-            rate_seconds += inside
-        else:
-            middle = s["t"] - s["dt"] / 2  # an interval belongs to the window its middle is in
-            if not lo <= middle <= hi:
-                continue
-            if s["dt"] >= 0.5:  # fio's closing stub interval says little about the rate
-                rate_seconds += s["dt"]
-                rate_ios += s["ios"]
-        seconds += s["dt"]
-        ios += s["ios"]
-        nbytes += s["bytes"]
-        lat_sum += s["lat_sum_ns"]
-        if s.get("lat_max_ns"):
-            lat_max = max(lat_max or 0, s["lat_max_ns"])
-        behind = max(behind, s.get("behind_s") or 0.0)
-        hist.add(Histogram.from_fio(sample_bins(s)))
-    if windowed:
-        seconds = rate_seconds
-    pct = hist.percentiles(cap=int(lat_max) if lat_max else None)
-    iops = rate_ios / rate_seconds if rate_seconds else 0.0
-    target = info.target_iops
-    tolerance = 0.0
-    if target and rate_seconds:
-        # Poisson arrivals: 95 % prediction band (X-Ray's 1.96·√λ); even pacing: each job can
-        # be one IO early or late at either window edge, and never less than 0.5 %
-        tolerance = (1.96 * math.sqrt(target * rate_seconds) / rate_seconds if info.poisson
-                     else max(0.005 * target, 2 * info.jobs / rate_seconds))
-    return Stats(
-        component=info.name, seconds=seconds, ios=ios, bytes=nbytes, iops=iops,
-        mbps=nbytes / seconds / 1e6 if seconds else 0.0,
-        lat_avg_ms=lat_sum / ios / 1e6 if ios else None,
-        lat_p50_ms=ns_to_ms(pct[50.0]), lat_p95_ms=ns_to_ms(pct[95.0]),
-        lat_p99_ms=ns_to_ms(pct[99.0]), lat_p999_ms=ns_to_ms(pct[99.9]),
-        lat_max_ms=ns_to_ms(lat_max), target_iops=target, behind_max_s=behind,
-        rate_tolerance=tolerance)
+        acc.add(s)
+    return acc.stats()

@@ -35,8 +35,12 @@ class Platform:
             raise UserError(f"platform {self.name} takes a directory `path`, not a device")
         if self.target.path:
             d = Path(self.target.path)
+            if not d.exists() and not d.parent.is_dir():
+                # a mistyped path would land on whatever disk holds its first existing parent
+                raise UserError(f"target directory {d} does not exist, nor does {d.parent}: "
+                                f"create it first (a typo would put the data on another disk)")
             try:
-                d.mkdir(parents=True, exist_ok=True)
+                d.mkdir(exist_ok=True)
             except OSError as e:
                 raise UserError(f"cannot create target directory {d}: {e.strerror}") from None
         else:

@@ -2,8 +2,9 @@
 
 A delta is called a real difference only when it stands out from the run-to-run noise. With
 repeat statistics in run.json (`repeat`, from `--repeat` runs) the test uses those; otherwise it
-uses the per-second values of each run's measured window. Both are Welch's t-test (unequal
-variances), two-sided, at 5 %.
+uses the per-second values of each run's measured window, averaged in batches long enough to be
+nearly uncorrelated (metrics/stats.py). Both are Welch's t-test (unequal variances), two-sided,
+at 5 %.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from assay import __version__
-from assay.metrics.stats import ALPHA, mean_var, welch_p
+from assay.metrics.stats import ALPHA, BatchTest, batch_welch, welch_p
 from assay.report import rundata
 from assay.report.diff import differences, facts
 from assay.report.html import clean_json, page
+from assay.results.record import ComponentStats, RunRecord
+from assay.results.rundir import read_record
 
 METRICS = ("iops", "mbps", "lat_avg_ms", "lat_p99_ms")
 
@@ -30,14 +33,14 @@ class CompareError(ValueError):
 class RunView:
     label: str
     path: Path
-    run: dict[str, Any]
+    record: RunRecord
     cols: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
     steps: list[dict[str, Any]] = field(default_factory=list)
     offset: float = 0.0  # subtracted from this run's times (alignment)
 
     @classmethod
     def load(cls, label: str, path: Path) -> RunView:
-        return cls(label, path, rundata.load_run(path), rundata.per_second(path),
+        return cls(label, path, read_record(path), rundata.per_second(path),
                    rundata.steps(path))
 
     def per_second_values(self, component: str, metric: str) -> list[float]:
@@ -45,7 +48,7 @@ class RunView:
         cols = self.cols.get(component)
         if not cols:
             return []
-        lo, hi = rundata.measured_window(self.run)
+        lo, hi = self.record.measured_window()
         dts = cols.get("dt")
         out = []
         for i, t in enumerate(cols["t"]):
@@ -56,20 +59,20 @@ class RunView:
         return out
 
     def stat(self, component: str, metric: str) -> float | None:
-        s = (self.run.get("stats") or {}).get(component) or {}
-        v = s.get(metric)
+        """A whole-window statistic by its run.json name (`iops`, `lat_p99_ms`, ...)."""
+        s = self.record.stats.get(component)
+        if s is None or metric not in ComponentStats.model_fields:
+            return None
+        v = getattr(s, metric)
         return float(v) if isinstance(v, int | float) else None
 
     def repeat_stat(self, component: str, metric: str) -> tuple[float, float, int] | None:
         """(mean, stdev, n) across repeats when run.json has `repeat` statistics."""
-        rep = self.run.get("repeat") or {}
-        n = rep.get("n") or rep.get("count")
-        s = ((rep.get("stats") or {}).get(component) or {}).get(metric) or {}
-        sd = s.get("stdev", s.get("sd"))
-        if isinstance(n, int) and n >= 2 and isinstance(s.get("mean"), int | float) and \
-                isinstance(sd, int | float):
-            return float(s["mean"]), float(sd), n
-        return None
+        rep = self.record.repeat
+        s = rep.stats.get(component, {}).get(metric) if rep else None
+        if rep is None or rep.n < 2 or s is None or s.mean is None or s.stdev is None:
+            return None
+        return s.mean, s.stdev, rep.n
 
 
 def versus(base: RunView, other: RunView, component: str, metric: str) -> dict[str, Any]:
@@ -83,25 +86,33 @@ def versus(base: RunView, other: RunView, component: str, metric: str) -> dict[s
     else:
         xb, xo = base.per_second_values(component, metric), other.per_second_values(component,
                                                                                      metric)
-        if len(xb) >= 2 and len(xo) >= 2:
-            (mb, vb), (mo, vo) = mean_var(xb), mean_var(xo)
-            p = welch_p(mb, vb, len(xb), mo, vo, len(xo))
-        else:
-            p = None
-        basis = f"per-second n={len(xb)}/{len(xo)}"
+        test = batch_welch(xb, xo)
+        p, basis = test.p, batch_basis(test, len(xb), len(xo))
     return {"delta_pct": None if delta is None else round(delta, 2),
             "p": None if p is None else float(f"{p:.3g}"),
             "significant": None if p is None else p < ALPHA, "basis": basis}
 
 
 def method_text(views: list[RunView]) -> str:
-    repeats = all(v.run.get("repeat") for v in views)
+    repeats = all(v.record.repeat is not None for v in views)
     if repeats:
         return ("Noise test: Welch's t-test on the repeat statistics (mean and standard deviation "
                 "over --repeat runs) stored in each run; 'differs' when p < 0.05.")
-    return ("Noise test: Welch's t-test on the per-second values of each run's measured window "
-            "(no repeat statistics stored); 'differs' when p < 0.05. Seconds are correlated, so "
-            "this understates run-to-run noise: confirm a small difference with --repeat runs.")
+    return ("Noise test: Welch's t-test on batch means of the per-second values of each run's "
+            "measured window (no repeat statistics stored); 'differs' when p < 0.05. Seconds are "
+            "correlated, so they are averaged in batches long enough for the batch means to be "
+            "nearly uncorrelated (basis: batches × seconds). This measures the noise within a "
+            "run, not between runs: confirm a small difference with --repeat runs.")
+
+
+def batch_basis(test: BatchTest, nb: int, no: int) -> str:
+    """What the per-second test stood on, e.g. `per-second, batch means 12×10 s`."""
+    if test.size == 1:
+        return f"per-second n={nb}/{no}, too short for batch means"
+    kb, ko = test.batches
+    counts = str(kb) if kb == ko else f"{kb}/{ko}"
+    still = ", still correlated" if test.correlated else ""
+    return f"per-second, batch means {counts}×{test.size} s{still}"
 
 
 # -- the comparison ---------------------------------------------------------------------------
@@ -136,7 +147,7 @@ def align(views: list[RunView], how: str) -> str:
 def components(views: list[RunView]) -> list[str]:
     seen: list[str] = []
     for v in views:
-        for c in list(v.run.get("stats") or {}) + list(v.cols):
+        for c in list(v.record.stats) + list(v.cols):
             if c not in seen:
                 seen.append(c)
     return seen
@@ -155,7 +166,7 @@ def deltas(views: list[RunView]) -> list[dict[str, Any]]:
 
 
 def what_differed(views: list[RunView]) -> list[tuple[str, list[str]]]:
-    return differences([facts(v.run, v.path) for v in views])
+    return differences([facts(v.record, v.path) for v in views])
 
 
 def _shift(series: dict[str, Any], offset: float) -> dict[str, Any]:
@@ -169,22 +180,20 @@ def compare_data(views: list[RunView], how: str = "start") -> dict[str, Any]:
     note = align(views, how)
     runs = []
     for v in views:
-        t = v.run.get("target") or {}
+        r, t = v.record, v.record.target
         last_t = max((c["t"][-1] for c in v.cols.values() if c["t"]), default=0.0)
         runs.append({
-            "label": v.label, "id": v.run.get("id") or v.path.name,
-            "scenario": (v.run.get("scenario") or {}).get("name") or "",
-            "status": v.run.get("status") or "unknown", "verdict": v.run.get("verdict") or {},
-            "started": v.run.get("started"),
-            "target": " · ".join(str(x) for x in (t.get("platform"), t.get("fstype"),
-                                                   t.get("path")) if x),
+            "label": v.label, "id": r.id or v.path.name, "scenario": r.scenario.name,
+            "status": r.status, "verdict": r.verdict.stored() if r.verdict else {},
+            "started": r.started,
+            "target": " · ".join(str(x) for x in (t.platform, t.fstype, t.path) if x),
             "series": _shift(rundata.chart_series(v.cols), v.offset),
             "phases": [{**p, "start": p["start"] - v.offset, "end": p["end"] - v.offset}
-                       for p in rundata.phases(v.run, last_t)],
+                       for p in rundata.phases(r, last_t)],
             "steps": [{**s, "start": s["start"] - v.offset,
                        "end": None if s["end"] is None else s["end"] - v.offset}
                       for s in v.steps],
-            "latency": rundata.latency_curves(v.path, v.run)["curves"]})
+            "latency": rundata.latency_curves(v.path, r)["curves"]})
     return clean_json({
         "kind": "compare", "generator": f"assay {__version__}", "generated": time.time(),
         "alignment_note": note, "method": method_text(views), "runs": runs,

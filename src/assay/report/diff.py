@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from assay.results.record import RunRecord
+
 # changes every run and says nothing about the platform or the workload
 VOLATILE = {"target.free_bytes", "target.removed", "target.blkio_limits.read_iops",
             "target.blkio_limits.write_iops", "target.blkio_limits.read_bps",
@@ -56,15 +58,15 @@ def parse_jobfile(text: str, target_path: str | None = None) -> dict[str, str]:
     return out
 
 
-def facts(run: dict[str, Any], run_dir: Path | None = None) -> dict[str, str]:
+def facts(run: RunRecord, run_dir: Path | None = None) -> dict[str, str]:
     """All the facts of one run that may explain a difference in results."""
-    plan = dict(run.get("plan") or {})
-    out = flatten({"target": run.get("target") or {}, "environment": run.get("environment") or {},
-                   "plan": plan})
-    for c, info in (run.get("components") or {}).items():
-        out[f"components.{c}.target_iops"] = flatten(info.get("target_iops"), "x")["x"]
+    # as stored: a fact an older record lacks stays absent, not a default that never ran
+    out = flatten({"target": run.target.stored(), "environment": run.environment.stored(),
+                   "plan": run.plan.stored()})
+    for c, info in run.components.items():
+        out[f"components.{c}.target_iops"] = flatten(info.target_iops, "x")["x"]
     if run_dir is not None:
-        target_path = (run.get("target") or {}).get("path")
+        target_path = run.target.path
         for p in sorted((run_dir / "hosts").glob("*/run.fio")):
             try:
                 text = p.read_text(encoding="utf-8", errors="replace")

@@ -17,6 +17,8 @@ from typing import Any
 from assay import __version__
 from assay.report import rundata
 from assay.report.diff import flatten
+from assay.results.record import RunRecord
+from assay.results.rundir import read_record
 
 
 def asset(name: str) -> str:
@@ -57,38 +59,38 @@ def clean_json(value: Any) -> Any:
     return value
 
 
-def run_data(run_dir: Path, run: dict[str, Any]) -> dict[str, Any]:
+def run_data(run_dir: Path, run: RunRecord) -> dict[str, Any]:
     """The data a run report draws, from the stored files only."""
     cols = rundata.per_second(run_dir)
     last_t = max((c["t"][-1] for c in cols.values() if c["t"]), default=0.0)
-    scenario = run.get("scenario") or {}
+    sc = run.scenario
     return clean_json({
         "kind": "run",
         "generator": f"assay {__version__}",
         "generated": time.time(),
-        "run": {"id": run.get("id") or run_dir.name, "status": run.get("status"),
-                "reason": run.get("reason") or "", "started": run.get("started"),
-                "elapsed_s": run.get("elapsed_s"), "verdict": run.get("verdict") or {},
-                "window": list(rundata.measured_window(run)),
-                "scenario": {"name": scenario.get("name") or "", "file": scenario.get("file"),
-                             "description": scenario.get("description") or ""},
-                "warnings": run.get("warnings") or []},
-        "thresholds": run.get("thresholds") or [],
-        "stats": run.get("stats") or {},
-        "components": list(cols) or list(run.get("components") or {}),
+        "run": {"id": run.id or run_dir.name, "status": run.status, "reason": run.reason,
+                "started": run.started, "elapsed_s": run.elapsed_s,
+                "verdict": run.verdict.stored() if run.verdict else {},
+                "window": list(run.measured_window()),
+                "scenario": {"name": sc.name, "file": sc.file, "description": sc.description},
+                "warnings": run.warnings},
+        "thresholds": [t.stored() for t in run.thresholds],
+        "stats": {c: s.stored() for c, s in run.stats.items()},
+        "components": list(cols) or list(run.components),
         "series": rundata.chart_series(cols),
         "phases": rundata.phases(run, last_t),
         "steps": rundata.steps(run_dir),
         "latency": rundata.latency_curves(run_dir, run),
-        "environment": sorted(flatten(run.get("environment") or {}).items()),
-        "target": sorted(flatten(run.get("target") or {}).items()),
+        # as stored: the report lists the facts the run recorded, no defaults
+        "environment": sorted(flatten(run.environment.stored()).items()),
+        "target": sorted(flatten(run.target.stored()).items()),
         "scenario_yaml": rundata.read_text(run_dir / "scenario.yaml"),
         "job_files": rundata.job_files(run_dir),
     })
 
 
 def build_report(run_dir: Path) -> str:
-    run = rundata.load_run(run_dir)
+    run = read_record(run_dir)
     data = run_data(run_dir, run)
     name = data["run"]["scenario"]["name"] or run_dir.name
     return page(f"assay: {name} ({data['run']['status'] or 'unknown'})", data)

@@ -15,21 +15,14 @@ from typing import Any
 
 from assay.metrics.histogram import Histogram
 from assay.report.downsample import envelope_xy
-from assay.results.rundir import read_json, read_ndjson
+from assay.results.record import RunRecord
+from assay.results.rundir import read_ndjson
 
 CHART_METRICS = ("iops", "mbps", "lat_avg_ms", "lat_p99_ms")
 MAX_POINTS = 2000  # per line: more than a chart is pixels wide
 SAMPLES_CAP_BYTES = 24 << 20  # beyond this, the histogram is merged from evenly spread slices
 SLICES = 64
-
-
 MIN_DT = 0.5  # s: shorter intervals (a boundary stub) are too noisy to chart or count
-
-def load_run(run_dir: Path) -> dict[str, Any]:
-    try:
-        return read_json(run_dir / "run.json")
-    except FileNotFoundError:
-        raise ValueError(f"{run_dir}: no run.json (not a run directory)") from None
 
 
 def read_text(path: Path) -> str:
@@ -39,38 +32,18 @@ def read_text(path: Path) -> str:
         return ""
 
 
-def measured_window(run: dict[str, Any]) -> tuple[float, float]:
-    window = run.get("measured_window_s")
-    if window and len(window) == 2:
-        return float(window[0]), float(window[1])
-    plan = run.get("plan") or {}
-    warm = float(plan.get("warmup_s") or 0)
-    return warm, warm + float(plan.get("duration_s") or 0)
-
-
-def phases(run: dict[str, Any], last_t: float) -> list[dict[str, Any]]:
-    """Shaded spans: warm-up always, then run.json `phases` (list or mapping) when present."""
-    start, end = measured_window(run)
+def phases(run: RunRecord, last_t: float) -> list[dict[str, Any]]:
+    """Shaded spans: warm-up always, then the run's phase windows (metrics/phases.py)."""
+    start, end = run.measured_window()
     out: list[dict[str, Any]] = []
     if start > 0:
         out.append({"name": "warm-up", "start": 0.0, "end": start, "kind": "warmup"})
-    raw = run.get("phases") or []
-    items: list[tuple[str, Any]] = (list(raw.items()) if isinstance(raw, dict) else
-                                    [(str(p.get("name", f"phase {i + 1}")), p)
-                                     for i, p in enumerate(raw) if isinstance(p, dict)])
-    for name, p in items:
-        if isinstance(p, dict) and p.get("step") and str(p["step"]) not in name:
-            name = f"{name} {p['step']}"  # "during snapshot-1"
-        if isinstance(p, list | tuple) and len(p) == 2:
-            lo, hi = p
-        elif isinstance(p, dict):
-            lo = p.get("start_s", p.get("start"))
-            hi = p.get("end_s", p.get("end"))
-        else:
-            continue
-        if isinstance(lo, int | float) and isinstance(hi, int | float):
-            kind = "during" if name.startswith("during") else "phase"
-            out.append({"name": name, "start": float(lo), "end": float(hi), "kind": kind})
+    for p in run.phases:
+        name = p.name
+        if p.step and p.step not in name:
+            name = f"{name} {p.step}"  # "during snapshot-1"
+        kind = "during" if name.startswith("during") else "phase"
+        out.append({"name": name, "start": p.start, "end": p.end, "kind": kind})
     if end < last_t - 0.5:
         out.append({"name": "not measured", "start": end, "end": last_t, "kind": "after"})
     return out
@@ -180,13 +153,13 @@ def _sample_lines(path: Path, cap: int) -> Iterator[str]:
                 yield line.decode("utf-8", "replace")
 
 
-def latency_curves(run_dir: Path, run: dict[str, Any],
+def latency_curves(run_dir: Path, run: RunRecord,
                    cap: int = SAMPLES_CAP_BYTES) -> dict[str, Any]:
     """Merged histograms over the measured window -> latency by percentile, per component."""
     path = run_dir / "samples.ndjson"
     if not path.exists():
         return {"curves": {}, "sampled": False}
-    start, end = measured_window(run)
+    start, end = run.measured_window()
     merged: dict[str, dict[str, int]] = {}  # bins summed with fio's string keys: no conversions
     for line in _sample_lines(path, cap):
         try:

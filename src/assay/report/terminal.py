@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
 from assay.report.jsondoc import transactional
+from assay.results.record import ComponentStats, RunRecord
 from assay.scenario.units import format_duration, format_latency_ms
 
 STATUS_STYLE = {"passed": "bold green", "failed": "bold red", "aborted": "bold yellow",
@@ -19,71 +19,64 @@ def _num(v: float | None, fmt: str = "{:,.0f}") -> str:
     return "-" if v is None else fmt.format(v)
 
 
-def print_summary(console: Console, run: dict[str, Any], run_dir: Path) -> None:
-    status = run.get("status", "?")
+def print_summary(console: Console, run: RunRecord, run_dir: Path) -> None:
+    status = run.status
     style = STATUS_STYLE.get(status, "bold")
     console.print()
-    verdict = run.get("verdict") or {}
-    head = f"[{style}]{status.upper()}[/]  {run.get('scenario', {}).get('name', '')}"
+    verdict = run.verdict
+    head = f"[{style}]{status.upper()}[/]  {run.scenario.name}"
     if verdict and status in ("passed", "failed"):
-        head += f"  ({verdict.get('passed', 0)} thresholds passed, {verdict.get('failed', 0)} " \
-                f"failed)"
+        head += f"  ({verdict.passed} thresholds passed, {verdict.failed} failed)"
     console.print(head)
-    if run.get("reason"):
-        console.print(f"[yellow]reason:[/] {run['reason']}")
-    thresholds = run.get("thresholds") or []
-    if thresholds:
+    if run.reason:
+        console.print(f"[yellow]reason:[/] {run.reason}")
+    if run.thresholds:
         t = Table(title="Thresholds", title_justify="left", show_edge=False, pad_edge=False)
         for col in ("", "threshold", "observed", "bound", "note"):
             t.add_column(col, justify="right" if col in ("observed", "bound") else "left")
-        for r in thresholds:
-            metric = r["metric"]
-            fmt = (lambda v: format_latency_ms(v)) if metric.startswith("lat_") else \
+        for r in run.thresholds:
+            fmt = (lambda v: format_latency_ms(v)) if r.metric.startswith("lat_") else \
                 (lambda v: _num(v, "{:,.1f}"))
-            expr = r["expr"]
-            if not expr.startswith(r["component"] + "."):  # applied to several: say which
-                expr += f" [dim]({r['component']})[/]"
-            t.add_row("[green]✓[/]" if r["passed"] else "[red]✗[/]", expr,
-                      fmt(r["observed"]), fmt(r["bound"]), r.get("note") or "")
+            expr = r.expr
+            if not expr.startswith(r.component + "."):  # applied to several: say which
+                expr += f" [dim]({r.component})[/]"
+            t.add_row("[green]✓[/]" if r.passed else "[red]✗[/]", expr,
+                      fmt(r.observed), fmt(r.bound), r.note)
         console.print(t)
     elif status in ("passed", "failed"):
         console.print("no thresholds declared: nothing was graded")
     _workload_tables(console, run)
     _phase_table(console, run)
-    for w in run.get("warnings") or []:
+    for w in run.warnings:
         console.print(f"[yellow]warning:[/] {w}")
-    window = run.get("measured_window_s") or [0, 0]
-    console.print(f"measured {format_duration(window[1] - window[0])} after "
-                  f"{format_duration(window[0])} warm-up; results: {run_dir}")
+    start, end = run.measured_window_s or (0.0, 0.0)
+    console.print(f"measured {format_duration(end - start)} after "
+                  f"{format_duration(start)} warm-up; results: {run_dir}")
     if (run_dir / "report.html").exists():
         console.print(f"report: {run_dir / 'report.html'}")
 
 
-def _workload_tables(console: Console, run: dict[str, Any]) -> None:
-    stats = run.get("stats") or {}
-    by_wl: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-    for name, s in stats.items():
+def _workload_tables(console: Console, run: RunRecord) -> None:
+    by_wl: dict[str, list[tuple[str, ComponentStats]]] = {}
+    for name, s in run.stats.items():
         wl, comp = name.split(".", 1)
         by_wl.setdefault(wl, []).append((comp, s))
     for wl, rows in by_wl.items():
         t = Table(title=f"Workload {wl}", title_justify="left", show_edge=False, pad_edge=False)
-        due = any(s.get("intended") for _, s in rows)  # latency from the due time
+        due = any(s.intended for _, s in rows)  # latency from the due time
         for col in ("component", "target IO/s", "achieved IO/s", "MB/s", "avg", "p99",
                     "p99.9", "max", *(("p99 from due",) if due else ())):
             t.add_column(col, justify="left" if col == "component" else "right")
         for comp, s in rows:
-            pct = s.get("achieved_pct")
-            achieved = _num(s.get("iops"), "{:,.1f}")
+            pct = s.achieved_pct
+            achieved = _num(s.iops, "{:,.1f}")
             if pct is not None:
                 achieved += f" [red]({pct:.0f}%)[/]" if pct < 99 else f" ({pct:.0f}%)"
-            t.add_row(comp, _num(s.get("target_iops"), "{:,.1f}"), achieved,
-                      _num(s.get("mbps"), "{:,.2f}"),
-                      format_latency_ms(s.get("lat_avg_ms")),
-                      format_latency_ms(s.get("lat_p99_ms")),
-                      format_latency_ms(s.get("lat_p999_ms")),
-                      format_latency_ms(s.get("lat_max_ms")),
-                      *((format_latency_ms((s.get("intended") or {}).get("lat_intended_p99_ms")),)
-                        if due else ()))
+            t.add_row(comp, _num(s.target_iops, "{:,.1f}"), achieved, _num(s.mbps, "{:,.2f}"),
+                      format_latency_ms(s.lat_avg_ms), format_latency_ms(s.lat_p99_ms),
+                      format_latency_ms(s.lat_p999_ms), format_latency_ms(s.lat_max_ms),
+                      *((format_latency_ms(s.intended.lat_intended_p99_ms if s.intended
+                                           else None),) if due else ()))
         console.print(t)
         trans = transactional(run).get(wl)
         if trans and len(rows) > 1:
@@ -92,28 +85,25 @@ def _workload_tables(console: Console, run: dict[str, Any]) -> None:
                           f"{trans['target_iops']:,.1f} target ({pct:.1f}%)")
 
 
-def _phase_table(console: Console, run: dict[str, Any]) -> None:
+def _phase_table(console: Console, run: RunRecord) -> None:
     """Before / during / between / after the timeline's events, per graded component."""
-    totals = run.get("phase_totals") or {}
+    totals = run.phase_totals
     if not totals:
         return
-    events = run.get("events") or []
-    done = sum(1 for e in events if e.get("outcome") == "ok")
+    done = sum(1 for e in run.events if e.outcome == "ok")
     keys = [k for k in ("before", "during", "between", "after") if k in totals]
-    t = Table(title=f"Phases around {len(events)} timeline events ({done} ok)",
+    t = Table(title=f"Phases around {len(run.events)} timeline events ({done} ok)",
               title_justify="left", show_edge=False, pad_edge=False)
     for col in ("component", "phase", "seconds", "IO/s", "avg", "p99", "max", "recovery"):
         t.add_column(col, justify="left" if col in ("component", "phase") else "right")
-    for comp in run.get("stats") or {}:
-        worst = [r["components"].get(comp) for r in run.get("recovery") or []]
+    for comp in run.stats:
+        worst = [r.components.get(comp) for r in run.recovery]
         rec = ("-" if not worst else "never" if any(v is None for v in worst)
                else format_duration(max(v for v in worst if v is not None)))
-        # the seconds this component ran in each phase (a workload can arrive mid-run)
-        active = [k for k in keys if (totals[k]["stats"].get(comp) or {}).get("seconds")]
-        for i, key in enumerate(active):
-            s = totals[key]["stats"][comp]
-            t.add_row(comp if i == 0 else "", key, f"{s['seconds']:.0f}",
-                      _num(s.get("iops"), "{:,.1f}"), format_latency_ms(s.get("lat_avg_ms")),
-                      format_latency_ms(s.get("lat_p99_ms")),
-                      format_latency_ms(s.get("lat_max_ms")), rec if i == 0 else "")
+        # the phases this component ran in (a workload can arrive mid-run)
+        active = [(k, s) for k in keys if (s := totals[k].stats.get(comp)) and s.seconds]
+        for i, (key, s) in enumerate(active):
+            t.add_row(comp if i == 0 else "", key, f"{s.seconds:.0f}", _num(s.iops, "{:,.1f}"),
+                      format_latency_ms(s.lat_avg_ms), format_latency_ms(s.lat_p99_ms),
+                      format_latency_ms(s.lat_max_ms), rec if i == 0 else "")
     console.print(t)

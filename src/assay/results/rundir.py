@@ -20,7 +20,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+from assay.results.record import SCHEMA_VERSION as RECORD_VERSION
+from assay.results.record import RecordError, RunRecord, parse_record
+
+SCHEMA_VERSION = 1  # of the other files (events, series); run.json has RECORD_VERSION
+RECORD = "run.json"
 
 
 def default_results_root() -> Path:
@@ -65,6 +69,24 @@ class RunDir:
         tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
         tmp.replace(self.path / name)
 
+    def write_record(self, record: RunRecord) -> None:
+        """run.json, stamped with the current record version. Only the keys that were set (and
+        unknown ones) are written, so the file says what the run knew, not our defaults.
+        Atomic and synced: a reader, or a crash, never leaves half a record."""
+        record.schema_version = RECORD_VERSION
+        text = json.dumps(record.model_dump(exclude_unset=True), indent=2, default=str) + "\n"
+        tmp = self.path / f".{RECORD}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        tmp.replace(self.path / RECORD)
+        dir_fd = os.open(self.path, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)  # the rename itself survives a power cut
+        finally:
+            os.close(dir_fd)
+
     def append(self, name: str, record: dict[str, Any]) -> None:
         """One NDJSON line, flushed: the file is complete up to the last second."""
         self.append_text(name, json.dumps(record, separators=(",", ":")))
@@ -89,7 +111,25 @@ class RunDir:
 
 
 def read_json(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text(encoding="utf-8"))
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def read_record(run_dir: Path) -> RunRecord:
+    """The run record of a run directory (any record version); a RecordError, with the file
+    and what is wrong, for a missing, unreadable, torn or invalid run.json."""
+    path = run_dir / RECORD
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RecordError(f"{run_dir}: no {RECORD} (not a run directory)") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise RecordError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise RecordError(f"{path} is corrupt: not valid JSON ({e})") from None
+    return parse_record(data, str(path))
 
 
 def read_ndjson(path: Path) -> Iterator[dict[str, Any]]:

@@ -52,7 +52,9 @@ def resolve(src: YamlSource, kinds: Mapping[str, type[WorkloadBase]],
                                               "name, workloads, timeline")])
     scenario = _validate(src, Scenario, src.data, (), issues)
     workloads: dict[str, WorkloadBase] = {}
-    for name, raw in (src.data.get("workloads") or {}).items():
+    raw_workloads = src.data.get("workloads")
+    # not a mapping: the Scenario model has said so already
+    for name, raw in (raw_workloads if isinstance(raw_workloads, dict) else {}).items():
         path: Path_ = ("workloads", name)
         if not isinstance(raw, dict):
             issues.append(src.issue(path, "a workload is a mapping with at least `kind`"))
@@ -69,7 +71,7 @@ def resolve(src: YamlSource, kinds: Mapping[str, type[WorkloadBase]],
     steps: list[StepBase] = []
     timeline = src.data.get("timeline") or {}
     raw_steps = timeline.get("steps") if isinstance(timeline, dict) else None
-    for i, raw in enumerate(raw_steps or []):
+    for i, raw in enumerate(raw_steps if isinstance(raw_steps, list) else []):
         path = ("timeline", "steps", i)
         if not isinstance(raw, dict):
             issues.append(src.issue(path, "a step is a mapping with at least `action`"))

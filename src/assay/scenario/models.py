@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    field_validator,
+    model_validator,
+)
 
 from assay.scenario import units
 from assay.scenario.yamlsource import YamlSource
@@ -34,6 +42,9 @@ Size = Annotated[int, BeforeValidator(_size), PlainSerializer(units.format_size,
 Duration = Annotated[float, BeforeValidator(_duration)]
 Ratio = Annotated[float, BeforeValidator(_ratio)]
 Percent = Annotated[float, BeforeValidator(_percent)]
+
+MAX_DATASET = 1 << 50  # 1 PiB: more is a typo, not a test anyone can prefill
+MIN_DURATION = 1.0  # seconds: assay measures and grades per second
 
 
 class Strict(BaseModel):
@@ -85,6 +96,15 @@ class WorkloadBase(Strict):
                                                    "(a noisy neighbour arriving)")
     stop: Duration | None = Field(None, gt=0, description="when it ends, after the measured "
                                                           "start; default: with the run")
+
+    @field_validator("dataset")
+    @classmethod
+    def _dataset(cls, v: int | None) -> int | None:
+        if v is not None and v <= 0:
+            raise ValueError("must be more than 0 (leave it out for the kind's default size)")
+        if v is not None and v > MAX_DATASET:
+            raise ValueError(f"{units.format_size(v)} is more than the 1PiB limit")
+        return v
 
     @model_validator(mode="after")
     def _window(self) -> WorkloadBase:
@@ -141,6 +161,13 @@ class Timeline(Strict):
     duration: Duration = Field(60.0, gt=0, description="measured time, after warm-up")
     warmup: Duration = Field(0.0, ge=0, description="load before measuring, not graded")
     steps: list[dict[str, Any]] = Field(default_factory=list)
+
+    @field_validator("duration")
+    @classmethod
+    def _at_least_a_second(cls, v: float) -> float:
+        if v < MIN_DURATION:
+            raise ValueError("at least 1s: assay measures per second")
+        return v
 
 
 class Throttle(Strict):

@@ -62,45 +62,142 @@ def dotted(path: Path_) -> str:
     return out
 
 
+MAX_BYTES = 1 << 20  # a scenario is a page of YAML; 1 MiB leaves room for generated ones
+MAX_NODES = 20_000  # values, aliases expanded (a big scenario has hundreds): no "billion laughs"
+MAX_DEPTH = 64  # nesting; PyYAML and the models recurse per level
+
+
+def check_size(nbytes: int, file: str) -> None:
+    """Refuse a scenario larger than MAX_BYTES before reading or parsing it."""
+    if nbytes > MAX_BYTES:
+        raise ScenarioInvalid([Issue(file, 1, "", f"the file is {nbytes:,} bytes; a scenario "
+                                                  f"is at most {MAX_BYTES:,} (1 MiB)")])
+
+
 def load_yaml(text: str, file: str = "<scenario>") -> YamlSource:
-    """Parse `text`; a syntax error or duplicate key becomes a ScenarioInvalid with a line."""
+    """Parse `text`; a syntax error, duplicate key or a file beyond the limits above becomes a
+    ScenarioInvalid with a line."""
+    check_size(len(text.encode("utf-8", "surrogatepass")), file)
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = yaml.compose(text, Loader=_Composer)
+        if node is not None:
+            _expanded_size(node, {})
+    except _TooBig as e:
+        raise ScenarioInvalid([Issue(file, e.line, "", e.message)]) from None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = mark.line + 1 if mark else None
         raise ScenarioInvalid([Issue(file, line, "", f"YAML syntax: {e.problem or e}")]) from None
+    except yaml.YAMLError as e:  # e.g. a character YAML does not allow, without a mark
+        raise ScenarioInvalid([Issue(file, None, "", f"YAML syntax: {e}")]) from None
     if node is None:
         raise ScenarioInvalid([Issue(file, 1, "", "the file is empty")])
     src = YamlSource(data=None, file=file)
     issues: list[Issue] = []
-    src.data = _construct(node, (), src, issues)
+    src.data = _Builder(src, issues).construct(node, ())
     if issues:
         raise ScenarioInvalid(issues)
     return src
 
 
-_constructor = yaml.SafeLoader("")
+class _TooBig(Exception):
+    def __init__(self, line: int, message: str):
+        self.line, self.message = line, message
 
 
-def _construct(node: yaml.Node, path: Path_, src: YamlSource, issues: list[Issue]) -> Any:
-    src.lines.setdefault(path, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        out: dict[Any, Any] = {}
+class _Composer(yaml.SafeLoader):
+    """Stops at MAX_DEPTH and MAX_NODES while parsing: PyYAML composes recursively, scans deep
+    flow nesting in quadratic time (5,000 `[` took 28 s before the stack ran out) and is slow
+    on a megabyte of keys; stopping early keeps every file under about a second."""
+
+    depth = nodes = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        self.depth += 1
+        self.nodes += 1
+        try:
+            if self.depth > MAX_DEPTH or self.nodes > MAX_NODES:
+                line = self.peek_event().start_mark.line + 1
+                raise _TooBig(line, f"nested more than {MAX_DEPTH} levels deep"
+                                    if self.depth > MAX_DEPTH else
+                                    f"more than {MAX_NODES:,} values; a scenario needs far fewer")
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
+def _expanded_size(node: yaml.Node, seen: dict[int, tuple[int, int]], depth: int = 1) \
+        -> tuple[int, int]:
+    """(values, levels) of `node` once its aliases are expanded, counted on the composed graph
+    (an alias is the same node object again), so nothing is expanded to count it. Aliases can
+    nest deeper than the text (a chain of anchors), so the depth is checked here too."""
+    line = node.start_mark.line + 1
+    if depth > MAX_DEPTH:
+        raise _TooBig(line, f"nested more than {MAX_DEPTH} levels deep (through aliases)")
+    if id(node) in seen:
+        size, height = seen[id(node)]
+        if size < 0:
+            raise _TooBig(line, "an alias (*name) refers to a value that contains it")
+        if depth + height - 1 > MAX_DEPTH:
+            raise _TooBig(line, f"nested more than {MAX_DEPTH} levels deep (through aliases)")
+        return size, height
+    seen[id(node)] = (-1, 0)  # being counted: meeting it again below it is a cycle
+    children: list[yaml.Node] = []
+    if isinstance(node, yaml.SequenceNode):
+        children = node.value
+    elif isinstance(node, yaml.MappingNode):
+        children = [n for pair in node.value for n in pair]
+    size, height = 1, 1
+    for child in children:
+        s, h = _expanded_size(child, seen, depth + 1)
+        size, height = size + s, max(height, h + 1)
+        if size > MAX_NODES:
+            raise _TooBig(line, f"this value expands to more than {MAX_NODES:,} values through "
+                                f"YAML aliases (*name); a scenario needs far fewer")
+    seen[id(node)] = (size, height)
+    return size, height
+
+
+class _Builder:
+    """Nodes → plain data, noting the line of every value and collecting every problem."""
+
+    def __init__(self, src: YamlSource, issues: list[Issue]):
+        self.src, self.issues = src, issues
+        self.scalars = yaml.SafeLoader("")  # one per load: it caches every node it constructs
+
+    def construct(self, node: yaml.Node, path: Path_) -> Any:
+        if isinstance(node, yaml.SequenceNode):
+            self.src.lines.setdefault(path, node.start_mark.line + 1)
+            return [self.construct(v, (*path, i)) for i, v in enumerate(node.value)]
+        if isinstance(node, yaml.MappingNode):
+            return self.mapping(node, path)
+        return self.scalar(node, path)
+
+    def mapping(self, node: yaml.MappingNode, path: Path_) -> dict[str, Any]:
+        src, out = self.src, {}
+        src.lines.setdefault(path, node.start_mark.line + 1)
         for key_node, value_node in node.value:
-            key = _constructor.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            key = self.scalar(key_node, path) if isinstance(key_node, yaml.ScalarNode) else None
             if not isinstance(key, str | int | float | bool):
-                issues.append(Issue(src.file, key_node.start_mark.line + 1, dotted(path),
-                                    "mapping keys must be plain values"))
+                self.issues.append(Issue(src.file, line, dotted(path),
+                                         "mapping keys must be plain values"))
                 continue
             key = str(key) if not isinstance(key, str) else key
             if key in out:
-                issues.append(Issue(src.file, key_node.start_mark.line + 1, dotted((*path, key)),
-                                    "duplicate key"))
+                self.issues.append(Issue(src.file, line, dotted((*path, key)), "duplicate key"))
                 continue
-            src.lines[(*path, key)] = key_node.start_mark.line + 1
-            out[key] = _construct(value_node, (*path, key), src, issues)
+            src.lines[(*path, key)] = line
+            out[key] = self.construct(value_node, (*path, key))
         return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_construct(v, (*path, i), src, issues) for i, v in enumerate(node.value)]
-    return _constructor.construct_object(node, deep=True)
+
+    def scalar(self, node: yaml.Node, path: Path_) -> Any:
+        self.src.lines.setdefault(path, node.start_mark.line + 1)
+        try:
+            return self.scalars.construct_object(node, deep=True)
+        except (yaml.YAMLError, ValueError, TypeError, OverflowError) as e:
+            # a bad tag (`!!python/object`), `!!int abc`, a 5000-digit integer
+            problem = getattr(e, "problem", None) or str(e)
+            self.issues.append(Issue(self.src.file, node.start_mark.line + 1, dotted(path),
+                                     f"cannot read this value: {problem}"))
+            return None

@@ -15,8 +15,9 @@ from typing import Any
 from rich.console import Console
 
 from assay.exitcodes import RunAborted
+from assay.plan import ScenarioFile
+from assay.scenario.overrides import Param
 from assay.search import bisect
-from assay.search.overrides import Param, Scenario
 from assay.search.store import Group
 from assay.search.trials import TrialSettings, run_trial
 
@@ -32,7 +33,7 @@ class SearchInterrupted(Exception):
 
 @dataclass
 class LimitSearch:
-    scenario: Scenario
+    scenario: ScenarioFile
     param: Param
     space: bisect.Space
     group: Group

@@ -18,9 +18,11 @@ from rich.console import Console
 
 from assay.exitcodes import RunAborted, UserError
 from assay.metrics import stats
-from assay.results.rundir import read_json
+from assay.plan import ScenarioFile
+from assay.results.record import MeanStdev, RepeatStats
+from assay.results.rundir import RECORD, RunDir, read_record
+from assay.scenario.overrides import Param, parse_value
 from assay.search.limit import FINISHED, SearchInterrupted
-from assay.search.overrides import Param, Scenario, parse_value
 from assay.search.store import SCHEMA_VERSION, Group, write_json
 from assay.search.trials import TrialSettings, run_trial
 
@@ -28,7 +30,7 @@ METRICS = ("iops", "mbps", "lat_avg", "lat_p50", "lat_p95", "lat_p99", "lat_p999
 Overrides = list[tuple[Param, Any]]
 
 
-def parse_sets(scn: Scenario, sets: list[str]) -> list[tuple[Param, list[Any]]]:
+def parse_sets(scn: ScenarioFile, sets: list[str]) -> list[tuple[Param, list[Any]]]:
     """`--set db.load.threads=1,2,4` → (param, [1, 2, 4]) for each --set."""
     out = []
     for s in sets:
@@ -58,7 +60,7 @@ def point_key(overrides: Overrides) -> dict[str, Any]:
 
 @dataclass
 class Sweep:
-    scenario: Scenario
+    scenario: ScenarioFile
     group: Group
     settings: TrialSettings
     console: Console
@@ -167,15 +169,15 @@ def _stamp_runs(results_root: Path, group_id: str, groups: list[dict[str, Any]])
     """Give every repeated run its point's statistics (run.json `repeat`), so that
     `assay compare` judges differences against run-to-run noise, not second-to-second."""
     for g in groups:
-        stats: dict[str, dict[str, dict[str, float | None]]] = {}
+        stats: dict[str, dict[str, MeanStdev]] = {}
         for key, s in g["metrics"].items():
             component, metric = key.rsplit(".", 1)
             name = metric if metric in ("iops", "mbps") else f"{metric}_ms"  # run.json names
-            stats.setdefault(component, {})[name] = {"mean": s["mean"], "stdev": s["stdev"]}
-        block = {"group": group_id, "n": g["n"], "runs": g["runs"], "stats": stats}
+            stats.setdefault(component, {})[name] = MeanStdev(mean=s["mean"], stdev=s["stdev"])
+        block = RepeatStats(group=group_id, n=g["n"], runs=g["runs"], stats=stats)
         for run_id in g["runs"]:
-            run_json = results_root / run_id / "run.json"
-            if run_json.exists():
-                data = read_json(run_json)
-                data["repeat"] = block
-                write_json(run_json, data)
+            run_dir = RunDir(results_root / run_id)
+            if (run_dir.path / RECORD).exists():
+                record = read_record(run_dir.path)
+                record.repeat = block
+                run_dir.write_record(record)

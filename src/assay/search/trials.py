@@ -1,8 +1,8 @@
 """One trial of a search or sweep: an ordinary run, linked to its group, summarised in a line.
 
-A trial whose verdict is already certain stops early: the engine calls `early_stop(plan)` each
-second, and a measured second that breaks a bound no later second can undo (a latency maximum,
-a fixed-rate component that fell behind its schedule) ends the trial as failed.
+A trial whose verdict is already certain stops early (RunOptions.stop_early): a measured second
+that breaks a bound no later second can undo (a latency maximum, a fixed-rate component that
+fell behind its schedule) ends the trial as failed (thresholds/live.py).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,50 +22,7 @@ from rich.console import Console
 
 from assay.engine import Engine, Outcome, RunOptions
 from assay.plan import Plan
-from assay.thresholds.evaluate import Result, resolve
-from assay.thresholds.grammar import OPS
-
-StopCheck = Callable[[list[dict[str, Any]]], str | None]
-
-BEHIND_LIMIT_S = 1.0  # a rate threshold fails once a component is this far behind (evaluate.py)
-
-
-def early_stop(plan: Plan) -> StopCheck | None:
-    """A check for thresholds that a single measured second can fail for good, or None."""
-    checks: list[tuple[str, str, str, float, str]] = []  # component, field, op, bound, text
-    for t in plan.thresholds:
-        if t.phase or t.metric == "recovery":  # graded on part of the run only: no early call
-            continue
-        for info in resolve(t, plan.components):
-            if t.target_fraction is not None and info.target_iops:
-                checks.append((info.name, "behind_s", "<=", BEHIND_LIMIT_S, t.text))
-            elif t.value is not None and t.op in ("<", "<=") and t.metric == "lat_max":
-                checks.append((info.name, "lat_max_ms", t.op, t.value, t.text))
-            elif t.value is not None and t.op in ("<", "<=") and t.metric == "behind":
-                checks.append((info.name, "behind_s", t.op, t.value, t.text))
-    if not checks:
-        return None
-    start, end = plan.warmup, plan.total_seconds
-    seen = 0
-
-    def check(samples: list[dict[str, Any]]) -> str | None:
-        nonlocal seen
-        fresh, seen = samples[seen:], len(samples)
-        for s in fresh:
-            if not start < s["t"] <= end + 1e-6:
-                continue
-            for comp, field, op, bound, text in checks:
-                if s["c"] != comp:
-                    continue
-                value = (s.get("lat_max_ns") or 0) / 1e6 if field == "lat_max_ms" \
-                    else s.get("behind_s") or 0.0
-                if not OPS[op](value, bound):
-                    unit = "ms" if field == "lat_max_ms" else "s behind"
-                    return (f"{comp} {value:.1f}{unit} at {s['t']:.0f}s breaks {text!r} "
-                            f"for the rest of the run")
-        return None
-
-    return check
+from assay.thresholds.evaluate import Result
 
 
 def delivered(outcome: Outcome) -> float | None:
@@ -123,7 +80,7 @@ def run_trial(plan: Plan, settings: TrialSettings, console: Console) -> dict[str
     t0 = time.monotonic()
     options = RunOptions(settings.results_root, keep=settings.keep, force=settings.force,
                          json_mode=True, parent=settings.parent,
-                         should_stop=early_stop(plan) if settings.stop_early else None)
+                         stop_early=settings.stop_early)
     with open(os.devnull, "w", encoding="utf-8") as devnull:
         # the trial's line says what matters; run.json keeps the rest
         quiet = Console(file=devnull)

@@ -53,6 +53,7 @@ def effective_overhead(rf: int, ec_overhead: float | None, ec_share: float) -> f
     return rf - ec_share * (rf - ec_overhead)
 
 
-def recommended(usable: float) -> float:
-    """The recommended maximum: 90 % of the capacity left after the spare nodes."""
-    return RECOMMENDED_FULL * usable
+def recommended(usable: float, ceiling: float = RECOMMENDED_FULL) -> float:
+    """The recommended maximum: 90 % (or the ceiling you choose, e.g. 80 % to add nodes in
+    time, seed 000) of the capacity left after the spare nodes."""
+    return ceiling * usable

@@ -12,9 +12,16 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+from assay.sizing.units import format_size
+
 
 class Bytes(float):
-    """An input that is a number of bytes: --explain prints it as GiB/TiB, JSON as a number."""
+    """An input that is a number of bytes: --explain prints `16.00 TB (14.55 TiB)`, JSON a
+    number."""
+
+
+class BinBytes(Bytes):
+    """Bytes of memory: --explain prints them binary only (`128.00 GiB`), as DIMMs are sold."""
 
 
 class Rate(float):
@@ -31,6 +38,7 @@ class Figure:
     formula: str
     inputs: dict[str, Any] = field(default_factory=dict)
     source: str = ""
+    binary: bool = False  # a memory size: printed in GiB only
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -48,6 +56,23 @@ def _plain(v: Any) -> Any:
     if isinstance(v, Figure):
         return v.value
     return float(v) if isinstance(v, float) else v
+
+
+def clean_numbers(v: Any) -> Any:
+    """JSON without float artifacts: 15 significant digits (4040.0000000000005 -> 4040),
+    whole numbers as integers, and infinities (nothing left after a failure) as null."""
+    if isinstance(v, bool) or v is None:
+        return v
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            return None
+        r = float(f"{v:.15g}")
+        return int(r) if r.is_integer() and abs(r) < 2**53 else r
+    if isinstance(v, dict):
+        return {k: clean_numbers(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [clean_numbers(x) for x in v]
+    return v
 
 
 @dataclass(frozen=True)
@@ -81,27 +106,42 @@ class Check:
 
 
 def at_most(rule: str, actual: float, limit: float, unit: str, what: str,
-            source: str = "") -> Check:
+            source: str = "", binary: bool = False) -> Check:
     """A ceiling rule, e.g. "CPU in the worst failure mode <= 80 %"."""
     ok = actual <= limit + 1e-9
+    a, lim = fmt(actual, unit, binary), fmt(limit, unit, binary)
     if ok:
-        msg = f"{what} {fmt(actual, unit)} is within the limit of {fmt(limit, unit)}"
+        msg = f"{what} {a} is within the limit of {lim}"
     else:
-        msg = (f"{what} {fmt(actual, unit)} exceeds the limit of {fmt(limit, unit)} "
-               f"by {fmt(actual - limit, unit)}")
+        msg = f"{what} {a} exceeds the limit of {lim} by {fmt(actual - limit, unit, binary)}"
     return Check(rule, ok, actual, limit, unit, msg, source)
 
 
 def at_least(rule: str, actual: float, limit: float, unit: str, what: str,
-             source: str = "") -> Check:
+             source: str = "", binary: bool = False) -> Check:
     """A floor rule, e.g. "nodes >= 7 for RF3 self-healing from two failures"."""
     ok = actual >= limit - 1e-9
+    a, lim = fmt(actual, unit, binary), fmt(limit, unit, binary)
     if ok:
-        msg = f"{what} {fmt(actual, unit)} meets the minimum of {fmt(limit, unit)}"
+        msg = f"{what} {a} meets the minimum of {lim}"
     else:
-        msg = (f"{what} {fmt(actual, unit)} is below the minimum of {fmt(limit, unit)} "
-               f"by {fmt(limit - actual, unit)}")
+        msg = f"{what} {a} is below the minimum of {lim} by {fmt(limit - actual, unit, binary)}"
     return Check(rule, ok, actual, limit, unit, msg, source)
+
+
+@dataclass(frozen=True)
+class SideBySide:
+    """Figures shown next to each other, e.g. the Jetstress target in normal operation and at
+    N-1: each row names one figure key per column."""
+
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, tuple[str, ...]], ...]  # (row label, figure key per column)
+    source: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"title": self.title, "columns": list(self.columns), "source": self.source,
+                "rows": [{"label": label, "figures": list(keys)} for label, keys in self.rows]}
 
 
 @dataclass
@@ -114,17 +154,21 @@ class Result:
     checks: list[Check] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     demand: dict[str, Any] = field(default_factory=dict)
+    views: list[SideBySide] = field(default_factory=list)
 
     def add(self, key: str, figure: Figure) -> Figure:
         self.figures[key] = figure
         return figure
+
+    def value(self, key: str) -> float:
+        return self.figures[key].value
 
     @property
     def failed(self) -> list[Check]:
         return [c for c in self.checks if not c.ok]
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        return clean_numbers({
             "schema_version": 1,
             "kind": self.kind,
             "inputs": self.inputs,
@@ -132,8 +176,9 @@ class Result:
             "checks": [c.to_json() for c in self.checks],
             "passed": not self.failed,
             "demand": self.demand,
+            "views": [v.to_json() for v in self.views],
             "notes": self.notes,
-        }
+        })
 
 
 def round_half_up(x: float, digits: int) -> float:
@@ -147,17 +192,28 @@ def ceil_div(a: float, b: float) -> int:
     return math.ceil(a / b - 1e-9)
 
 
+def floor_div(a: float, b: float) -> int:
+    """floor(a / b) that is not fooled by float noise (2.9999999999 stays 3)."""
+    return math.floor(a / b + 1e-9)
+
+
 KIB = 1 << 10
 MIB = 1 << 20
 GIB = 1 << 30
 TIB = 1 << 40
+KB, MB, GB, TB = 10**3, 10**6, 10**9, 10**12  # drives, quotas and throughput are decimal
 
 
-def fmt(value: float, unit: str) -> str:
-    """A value with its unit, in the units a storage engineer reads (bytes as GiB/TiB)."""
+def fmt(value: float, unit: str, binary: bool = False) -> str:
+    """A value with its unit, in the units a storage engineer reads: storage bytes decimal
+    with the binary figure beside them, memory binary."""
     if unit == "bytes":
-        return format_bytes(value)
+        return format_size(value, binary)
+    if unit == "nines":
+        return f"{value:.1f} nines"
     if unit == "%":
+        if 99 < value < 100:  # availability: show the digits up to the first non-9
+            return f"{value:.{min(12, math.ceil(-math.log10(100 - value) - 1e-9))}f} %"
         return f"{value:.1f} %"
     if unit == "1/yr":
         return f"{value:.2g} /yr"
@@ -172,13 +228,6 @@ def fmt(value: float, unit: str) -> str:
     return f"{value:.3g} {unit}"
 
 
-def format_bytes(n: float) -> str:
-    """Binary units with two decimals: 11.33 TiB, 29.30 GiB."""
-    for unit, mult in (("PiB", 1 << 50), ("TiB", TIB), ("GiB", GIB), ("MiB", 1 << 20),
-                       ("KiB", 1 << 10)):
-        if abs(n) >= mult:
-            return f"{n / mult:,.2f} {unit}"
-    return f"{n:.0f} B"
 
 
 def describe_inputs(figure: Figure) -> str:
@@ -186,11 +235,11 @@ def describe_inputs(figure: Figure) -> str:
     parts = []
     for k, v in figure.inputs.items():
         if isinstance(v, Figure):
-            parts.append(f"{k} = {fmt(v.value, v.unit)}")
+            parts.append(f"{k} = {fmt(v.value, v.unit, v.binary)}")
         elif isinstance(v, Rate):
-            parts.append(f"{k} = {format_bytes(v)}/s")
+            parts.append(f"{k} = {v / 1e6:,.4g} MB/s")
         elif isinstance(v, Bytes):
-            parts.append(f"{k} = {format_bytes(v)}")
+            parts.append(f"{k} = {format_size(v, isinstance(v, BinBytes))}")
         elif isinstance(v, float):
             parts.append(f"{k} = {v:.6g}")
         else:

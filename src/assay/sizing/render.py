@@ -7,10 +7,10 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from assay.sizing.explain import Result, describe_inputs, fmt
+from assay.sizing.explain import Result, SideBySide, describe_inputs, fmt
 
 TITLES = {"exchange": "Exchange sizing", "oltp": "OLTP sizing", "vdi": "VDI sizing",
-          "cluster": "Cluster sizing"}
+          "cluster": "Cluster sizing", "backup": "Backup sizing"}
 
 
 def rules_table(r: Result) -> Table:
@@ -29,7 +29,20 @@ def figures_table(r: Result) -> Table:
     t.add_column("Figure")
     t.add_column("Value", justify="right", no_wrap=True)
     for f in r.figures.values():
-        t.add_row(Text(f.label), Text(fmt(f.value, f.unit)))
+        t.add_row(Text(f.label), Text(fmt(f.value, f.unit, f.binary)))
+    return t
+
+
+def side_by_side(r: Result, v: SideBySide) -> Table:
+    """E.g. the Jetstress target per server in normal operation beside the N-1 one."""
+    t = Table(title=v.title, title_justify="left", caption=f"rule: {v.source}",
+              caption_justify="left")
+    t.add_column("")
+    for c in v.columns:
+        t.add_column(c, justify="right", no_wrap=True)
+    for label, keys in v.rows:
+        cells = [r.figures[k] for k in keys]
+        t.add_row(Text(label), *(Text(fmt(f.value, f.unit, f.binary)) for f in cells))
     return t
 
 
@@ -37,7 +50,7 @@ def explanations(r: Result) -> Group:
     parts: list[Text] = [Text("How each number was computed", style="bold")]
     for key, f in r.figures.items():
         block = Text()
-        block.append(f"{f.label} = {fmt(f.value, f.unit)}", style="bold")
+        block.append(f"{f.label} = {fmt(f.value, f.unit, f.binary)}", style="bold")
         block.append(f"  [{key}]\n", style="dim")
         block.append(f"    formula: {f.formula}\n")
         if f.inputs:
@@ -58,6 +71,8 @@ def render(r: Result, console: Console, explain: bool = False) -> None:
     if r.checks:
         console.print(rules_table(r))
     console.print(figures_table(r))
+    for view in r.views:
+        console.print(side_by_side(r, view))
     if explain:
         console.print(explanations(r))
     for note in r.notes:

@@ -7,16 +7,23 @@ which erasure-coding strip a cluster of a given size uses. Sources: `sizing-rule
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from assay.exitcodes import UserError
 from assay.sizing.explain import Check, at_least
 
 SRC_MIN = "Nutanix 201 / Prism guide: RF2 >= 3 nodes, RF3 >= 5 (sizing-rules §1.2)"
 SRC_SPARE = "Odgers, Sizing for Resiliency (seed 002; sizing-rules §1.3)"
 SRC_EC = "Nutanix EC-X strip sizes by node count (sizing-rules §1.5)"
-SRC_BLOCK = "WhatMatrix / Prism guide: block awareness needs 3 blocks (RF2), 5 (RF3) (§1.2)"
+SRC_BLOCK = ("WhatMatrix / Prism guide: block awareness needs 3 blocks (RF2), 5 (RF3) "
+             "(sizing-rules §1.2)")
 
 LARGE_CLUSTER = 24  # above 24 nodes, N+2 even with RF2 (seed 002)
 AWARENESS = ("node", "block", "rack")
+RF3_SINGLE_HEAL_NODES = 6  # "If you only wish to self heal from a single node failure, six
+# nodes is an option" (seed 002): documented, but below the RF3 N+2 minimum
+RF3_OPTION = ("RF3 on 6 nodes self-heals from a single node failure: a documented option "
+              "(Odgers, seed 002) that breaks the RF3 N+2 minimum")
 
 
 def check_rf(rf: int) -> None:
@@ -102,16 +109,22 @@ def rule_checks(rf: int, nodes: int, failures: int, awareness: str, per_domain: 
         checks.append(at_least("Never size N+0", failures, 1, "spare domains",
                                "Spare failure domains", SRC_SPARE))
     if rf == 3:
-        checks.append(at_least("RF3: size for N+2 as a minimum", failures, 2,
-                               "spare domains", "Spare failure domains", SRC_SPARE))
+        n2 = at_least("RF3: size for N+2 as a minimum", failures, 2,
+                      "spare domains", "Spare failure domains", SRC_SPARE)
+        if not n2.ok and failures == 1 and nodes >= RF3_SINGLE_HEAL_NODES:
+            n2 = replace(n2, message=f"{n2.message}. {RF3_OPTION}")
+        checks.append(n2)
     elif nodes > LARGE_CLUSTER:
         checks.append(at_least(f"RF2 above {LARGE_CLUSTER} nodes: N+2", failures, 2,
                                "spare domains", "Spare failure domains", SRC_SPARE))
     heal = spare_nodes(failures, per_domain)
     if failures:
-        checks.append(at_least(
-            f"RF{rf} self-heals after losing {heal} node(s)", nodes,
-            self_heal_min_nodes(rf, heal), "nodes", "Nodes", SRC_SPARE))
+        heals = at_least(f"RF{rf} self-heals after losing {heal} node(s)", nodes,
+                         self_heal_min_nodes(rf, heal), "nodes", "Nodes", SRC_SPARE)
+        if not heals.ok and rf == 3 and heal == 2 and nodes == RF3_SINGLE_HEAL_NODES:
+            heals = replace(heals, message=f"{heals.message}. {RF3_OPTION}; choose it "
+                                           f"explicitly with --plan n+1")
+        checks.append(heals)
     if awareness != "node":
         domains = nodes // per_domain
         checks.append(at_least(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from assay.exitcodes import UserError
-from assay.sizing.explain import GIB, Figure, Result, ceil_div
+from assay.sizing.explain import GIB, BinBytes, Bytes, Figure, Result, ceil_div
 
 SRC_IOPS = "X-Ray VDI simulator rates (xray-and-hcibench §1.6)"
 SRC_STORM = "Dell BP1018: steady 7-8, login 11-13, boot 16-18 IOPS per desktop (sizing-rules §3.3)"
@@ -103,14 +103,14 @@ def size(d: VdiDesign) -> Result:
                            "class": WORKLOAD_CLASS[d.profile], "os": d.os}, SRC_DENSITY))
     ram = d.desktops * d.ram
     r.add("ram", Figure("RAM", ram, "bytes", "desktops x ram_per_desktop",
-                        {"desktops": d.desktops, "ram_per_desktop": d.ram},
-                        "X-Ray VDI VM 2 vCPU / 2 GB (default)"))
+                        {"desktops": d.desktops, "ram_per_desktop": BinBytes(d.ram)},
+                        "X-Ray VDI VM 2 vCPU / 2 GB (default)", binary=True))
     cap = capacity(d.images, d.image_size, d.desktops, d.cache, d.profile_size)
     r.add("capacity", Figure("Capacity", cap, "bytes",
                              "images x image_size x 3 + desktops x (cache + profile_size)",
-                             {"images": d.images, "image_size": d.image_size,
-                              "desktops": d.desktops, "cache": d.cache,
-                              "profile_size": d.profile_size}, SRC_CAP))
+                             {"images": d.images, "image_size": Bytes(d.image_size),
+                              "desktops": d.desktops, "cache": Bytes(d.cache),
+                              "profile_size": Bytes(d.profile_size)}, SRC_CAP))
     if d.nodes is not None:
         worst = ceil_div(d.desktops, d.nodes - d.failures)
         r.add("desktops_per_node_worst", Figure(

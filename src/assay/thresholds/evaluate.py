@@ -13,6 +13,9 @@ from assay.thresholds.grammar import Threshold, ThresholdError, parse
 from assay.thresholds.presets import PRESETS
 
 
+BEHIND_LIMIT_S = 1.0  # a fixed-rate component this far behind its schedule fails its rate
+
+
 @dataclass
 class Result:
     threshold: Threshold
@@ -139,7 +142,7 @@ def _check(t: Threshold, s: Stats) -> Result:
         passed = observed is not None and t.holds(observed + slack, bound)
         if slack and observed is not None and observed < bound <= observed + slack:
             note = f"within pacing tolerance ({slack:.1f} IO/s)"
-        if s.behind_max_s > 1.0:
+        if s.behind_max_s > BEHIND_LIMIT_S:
             passed = False  # a run that fell behind its schedule cannot pass a rate threshold
             note = f"fell {s.behind_max_s:.1f}s behind its schedule"
         return Result(t, s.component, observed, bound, passed, note)

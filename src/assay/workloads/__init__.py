@@ -1,23 +1,61 @@
-"""Workload kinds, one module each, registered here.
-
-A kind module defines `Params` (a `WorkloadBase` subclass: the keys the scenario accepts) and
-`build(name, params, ctx) -> list[Stream]` (its fio jobs and graded components).
+"""Workload kinds, one module each, registered here; plug-ins come from `assay.workloads`
+entry points (see assay.plugins and docs/extending.md).
 """
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
+from typing import Any, Protocol, TypeVar
 
+from assay.plugins import Registry, lacks
 from assay.scenario.models import WorkloadBase
+from assay.workloads import backup, dss, exchange, fio, micro, oltp, vdi
+from assay.workloads.base import BuildContext, Stream
 
-KIND_MODULES = ("exchange", "oltp", "dss", "vdi", "backup", "micro", "fio")
+P = TypeVar("P", bound=WorkloadBase)
 
 
-def kind_module(kind: str) -> ModuleType:
-    return importlib.import_module(f"assay.workloads.{kind}")
+class WorkloadKind(Protocol[P]):
+    """What a workload kind provides (usually a module)."""
+
+    @property
+    def Params(self) -> type[P]:
+        """The keys the scenario accepts: a `WorkloadBase` subclass whose `kind` is the name."""
+
+    def build(self, name: str, params: P, ctx: BuildContext, /) -> list[Stream]:
+        """The workload's streams: its data files, fio jobs and graded components."""
+
+
+REGISTRY: Registry[WorkloadKind[Any]] = Registry(
+    "workload kind", "assay.workloads", lambda name, obj: lacks(obj, WorkloadBase, "build"))
+
+
+def register(name: str, kind: WorkloadKind[P]) -> None:
+    """Add a kind; mypy checks that `Params` and `build` agree, the registry checks at run time."""
+    REGISTRY.register(name, kind)
+
+
+register("exchange", exchange)
+register("oltp", oltp)
+register("dss", dss)
+register("vdi", vdi)
+register("backup", backup)
+register("micro", micro)
+register("fio", fio)
+
+
+def get(name: str) -> WorkloadKind[Any]:
+    return REGISTRY.get(name)
+
+
+def names() -> list[str]:
+    return REGISTRY.names()
+
+
+def kind_module(kind: str) -> Any:
+    """The kind `kind` (untyped: callers use optional hooks such as micro's `duration`)."""
+    return REGISTRY.get(kind)
 
 
 def kinds() -> dict[str, type[WorkloadBase]]:
     """Scenario key `kind` → the model that validates that workload."""
-    return {k: kind_module(k).Params for k in KIND_MODULES}
+    return {k: REGISTRY.get(k).Params for k in REGISTRY.names()}

@@ -25,7 +25,7 @@ class Params(WorkloadBase):
 
 
 def build(name: str, p: Params, ctx: BuildContext) -> list[Stream]:
-    total = p.dataset or 4 << 30
+    total = 4 << 30 if p.dataset is None else p.dataset
     iops = p.rate / MiB if p.rate else None
     source = build_stream(name, "source", p, split_files(name, "source", total, p.source_files),
                           Pattern([(MiB, 100)], 100, random=False, iodepth=p.outstanding,

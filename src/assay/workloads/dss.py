@@ -21,7 +21,7 @@ class Params(WorkloadBase):
 
 
 def build(name: str, p: Params, ctx: BuildContext) -> list[Stream]:
-    total = p.dataset or p.streams * (28 << 30)
+    total = p.streams * (28 << 30) if p.dataset is None else p.dataset
     target = p.stream_iops * p.streams if p.stream_iops else None
     return [build_stream(name, "scan", p, split_files(name, "scan", total, p.streams),
                          Pattern([(1 << 20, 100)], 100, random=False, iodepth=10,

@@ -55,7 +55,9 @@ class Params(WorkloadBase):
 
     def db_bytes(self) -> int:
         """Per database. Jetstress reserves 25 % for growth beyond the quota total."""
-        total = self.dataset or int(self.mailboxes * self.mailbox_size * 1.25)
+        total = self.dataset
+        if total is None:
+            total = int(self.mailboxes * self.mailbox_size * 1.25)
         return max(64 * MiB, total // self.databases // MiB * MiB)
 
 

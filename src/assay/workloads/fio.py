@@ -50,7 +50,7 @@ def read_jobfile(path: Path) -> tuple[Options, dict[str, Options]]:
 
 def build(name: str, p: Params, ctx: BuildContext) -> list[Stream]:
     glob, sections = read_jobfile(Path(p.base_dir or ".") / p.job)
-    total = p.dataset or 1 << 30
+    total = 1 << 30 if p.dataset is None else p.dataset
     streams = []
     for section, opts in sections.items():
         stream = section.replace(".", "_").replace(" ", "_")

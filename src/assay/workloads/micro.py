@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from assay.fio.jobfile import fio_seconds
 from assay.scenario.models import Duration, WorkloadBase
 from assay.workloads.base import BuildContext, Pattern, Stream, build_stream, split_files
 
@@ -32,7 +33,7 @@ class Params(WorkloadBase):
 
 
 def build(name: str, p: Params, ctx: BuildContext) -> list[Stream]:
-    files = split_files(name, "corner", p.dataset or 2 << 30, p.files)
+    files = split_files(name, "corner", 2 << 30 if p.dataset is None else p.dataset, p.files)
     params = p.model_copy(update={"load": p.load.model_copy(
         update={"model": "closed", "iodepth": p.load.iodepth or 32})})
     phase = phase_seconds(p, ctx)
@@ -44,7 +45,7 @@ def build(name: str, p: Params, ctx: BuildContext) -> list[Stream]:
         s.jobs[0].options["stonewall"] = True  # each corner waits for the previous one
         start = ctx.warmup + n * phase
         for job in s.jobs:
-            job.options["runtime"] = f"{phase + (ctx.warmup if n == 0 else 0):g}s"
+            job.options["runtime"] = fio_seconds(phase + (ctx.warmup if n == 0 else 0))
         for c in s.components:
             c.start_s, c.end_s = start, start + phase
         streams.append(s)

@@ -51,7 +51,7 @@ class Params(WorkloadBase):
         """Total data and log bytes: the preset's published sizes unless `dataset` is given."""
         _, _, data_file, log_file = PRESETS[self.preset or "standard"]
         data, log = data_file * self.data_files, log_file * self.log_files
-        if self.dataset:
+        if self.dataset is not None:
             data_share = data / (data + log) if log else 1.0
             return int(self.dataset * data_share), self.dataset - int(self.dataset * data_share)
         return data, log

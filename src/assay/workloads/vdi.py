@@ -37,7 +37,7 @@ class Params(WorkloadBase):
 
 
 def build(name: str, p: Params, ctx: BuildContext) -> list[Stream]:
-    total = p.dataset or 8 << 30
+    total = 8 << 30 if p.dataset is None else p.dataset
     files = split_files(name, "io", total, min(p.desktops, 8))
     half = p.target_iops / 2
     reads = build_stream(name, "io", p, files,

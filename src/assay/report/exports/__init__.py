@@ -1,28 +1,55 @@
 """Exports of a stored run, one module per format, registered here.
 
-Each module defines SUFFIX (the file extension) and `render(run_dir, run) -> str`.
+Each module is an `Exporter`: it defines SUFFIX (the file extension) and
+`render(run_dir, record) -> str`. A new format is one module plus a `register` line here (and
+a golden file in tests/fixtures/golden/); an installed package adds one with an entry point in
+the group `assay.exporters` (docs/extending.md).
 """
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
-# format name -> module under assay.report.exports
-EXPORTS = {
-    "json": "jsondoc_series",
-    "csv": "csvseries",
-    "junit": "junit",
-}
+from assay.plugins import Registry
+from assay.report.exports import csvseries, jsondoc_series, junit
+from assay.results.record import RunRecord
 
 
-def render(fmt: str, run_dir: Path, run: dict[str, Any]) -> str:
-    module = importlib.import_module(f"assay.report.exports.{EXPORTS[fmt]}")
-    text: str = module.render(run_dir, run)
-    return text
+class Exporter(Protocol):
+    SUFFIX: str
+
+    def render(self, run_dir: Path, record: RunRecord) -> str: ...
+
+
+def _problem(name: str, obj: object) -> str | None:
+    if not isinstance(getattr(obj, "SUFFIX", None), str):
+        return "has no SUFFIX string (the file extension)"
+    if not callable(getattr(obj, "render", None)):
+        return "has no render(run_dir, record) function"
+    return None
+
+
+REGISTRY: Registry[Exporter] = Registry("exporter", "assay.exporters", _problem)
+
+
+def register(name: str, exporter: Exporter) -> None:
+    """Add a format (mypy checks the module against the protocol)."""
+    REGISTRY.register(name, exporter)
+
+
+register("json", jsondoc_series)
+register("csv", csvseries)
+register("junit", junit)
+
+
+def names() -> list[str]:
+    return REGISTRY.names()
+
+
+def render(fmt: str, run_dir: Path, record: RunRecord) -> str:
+    return REGISTRY.get(fmt).render(run_dir, record)
 
 
 def suffix(fmt: str) -> str:
-    suffix_: str = importlib.import_module(f"assay.report.exports.{EXPORTS[fmt]}").SUFFIX
-    return suffix_
+    return REGISTRY.get(fmt).SUFFIX

@@ -5,8 +5,8 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
-from typing import Any
 
+from assay.results.record import RunRecord
 from assay.results.rundir import read_ndjson
 
 SUFFIX = "csv"
@@ -15,7 +15,7 @@ COLUMNS = ("t", "dt", "component", "phase", "ios", "bytes", "iops", "mbps", "lat
            "behind_s")
 
 
-def render(run_dir: Path, run: dict[str, Any]) -> str:
+def render(run_dir: Path, record: RunRecord) -> str:
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(COLUMNS)

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from assay.report.jsondoc import summary_document
+from assay.results.record import RunRecord
 from assay.results.rundir import read_ndjson
 
 SUFFIX = "json"
 
 
-def render(run_dir: Path, run: dict[str, Any]) -> str:
-    doc = summary_document(run, run_dir)
+def render(run_dir: Path, record: RunRecord) -> str:
+    doc = summary_document(record, run_dir)
     doc["series"] = list(read_ndjson(run_dir / "series.ndjson"))
     return json.dumps(doc, indent=2) + "\n"

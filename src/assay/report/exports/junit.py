@@ -9,8 +9,8 @@ from __future__ import annotations
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
 
+from assay.results.record import RunRecord
 from assay.scenario.units import format_latency_ms
 
 SUFFIX = "xml"
@@ -22,40 +22,39 @@ def _value(metric: str, v: float | None) -> str:
     return format_latency_ms(v) if metric.startswith("lat_") else f"{v:,.2f}"
 
 
-def render(run_dir: Path, run: dict[str, Any]) -> str:
-    scenario = (run.get("scenario") or {}).get("name") or "scenario"
-    status = run.get("status") or "unknown"
-    thresholds = run.get("thresholds") or []
+def render(run_dir: Path, record: RunRecord) -> str:
+    scenario = record.scenario.name or "scenario"
+    status = record.status
+    env, target = record.environment, record.target
     completed = status in ("passed", "failed")
-    failures = sum(not t.get("passed") for t in thresholds)
+    failures = sum(not t.passed for t in record.thresholds)
+    elapsed = f"{record.elapsed_s or 0:.2f}"
     root = ET.Element("testsuites", name="assay")
     suite = ET.SubElement(root, "testsuite", {
-        "name": f"assay.{scenario}", "tests": str(len(thresholds) + 1),
+        "name": f"assay.{scenario}", "tests": str(len(record.thresholds) + 1),
         "failures": str(failures), "errors": "0" if completed else "1", "skipped": "0",
-        "time": f"{float(run.get('elapsed_s') or 0):.2f}",
-        "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(run.get("started") or 0)),
-        "hostname": str((run.get("environment") or {}).get("hostname") or "")})
+        "time": elapsed,
+        "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.started)),
+        "hostname": env.hostname or ""})
     props = ET.SubElement(suite, "properties")
-    target = run.get("target") or {}
-    for name, value in (("run_id", run.get("id")), ("status", status),
-                        ("platform", target.get("platform")), ("fstype", target.get("fstype")),
-                        ("fio_version", (run.get("environment") or {}).get("fio_version"))):
+    for name, value in (("run_id", record.id), ("status", status),
+                        ("platform", target.platform), ("fstype", target.fstype),
+                        ("fio_version", env.fio_version)):
         if value is not None:
             ET.SubElement(props, "property", name=name, value=str(value))
     case = ET.SubElement(suite, "testcase", classname=f"assay.{scenario}", name="run completed",
-                         time=f"{float(run.get('elapsed_s') or 0):.2f}")
+                         time=elapsed)
     if not completed:
-        ET.SubElement(case, "error", message=f"run {status}: {run.get('reason') or 'no reason'}",
+        ET.SubElement(case, "error", message=f"run {status}: {record.reason or 'no reason'}",
                       type=status)
-    for t in thresholds:
-        metric = str(t.get("metric") or "")
-        case = ET.SubElement(suite, "testcase", classname=f"assay.{scenario}.{t.get('component')}",
-                             name=str(t.get("expr")), time="0")
-        if not t.get("passed"):
-            observed, bound = _value(metric, t.get("observed")), _value(metric, t.get("bound"))
+    for t in record.thresholds:
+        case = ET.SubElement(suite, "testcase", classname=f"assay.{scenario}.{t.component}",
+                             name=t.expr, time="0")
+        if not t.passed:
+            observed, bound = _value(t.metric, t.observed), _value(t.metric, t.bound)
             failure = ET.SubElement(case, "failure", type="threshold",
                                     message=f"observed {observed}, bound {bound}")
-            failure.text = (f"{t.get('expr')}: {t.get('component')} {metric} was {observed}; "
-                            f"the bound is {bound}" + (f" ({t['note']})" if t.get("note") else ""))
+            failure.text = (f"{t.expr}: {t.component} {t.metric} was {observed}; "
+                            f"the bound is {bound}" + (f" ({t.note})" if t.note else ""))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,0 +1,171 @@
+"""A plan: what a run will do, decided before any IO and never changed afterwards.
+
+The job files are rendered once, here, per host. What differs from one run to the next (the
+target directory, whether it takes O_DIRECT) is not written into them: they read it from two
+variables that the runner sets when it starts fio, so `assay plan` prints the very file a run
+stores, and a user can rerun it by hand:
+
+    ASSAY_TARGET=/mnt/pool/assay ASSAY_DIRECT=1 fio run.fio
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from assay.fio.jobfile import FioJob, Options, fio_seconds, render
+from assay.metrics.sampler import ComponentSpec
+from assay.metrics.summary import ComponentInfo
+from assay.scenario.models import ResolvedScenario, Scenario
+from assay.scenario.units import format_duration, format_size
+from assay.thresholds.grammar import Threshold
+from assay.workloads.base import Stream
+
+LOCAL = "local"
+TARGET_VAR = "ASSAY_TARGET"  # the target directory, escaped for fio (`:` as `\:`)
+DIRECT_VAR = "ASSAY_DIRECT"  # 1 for O_DIRECT, 0 where the target does not support it
+RUN_JOB = "run.fio"
+PREFILL_JOB = "prefill.fio"
+PREFILL_PREFIX = "prefill."  # a prefill section is PREFILL_PREFIX + file name
+VARIABLES_NOTE = (f"${{{TARGET_VAR}}} and ${{{DIRECT_VAR}}} are set by assay when it starts fio "
+                  f"(run.json records their values)")
+
+
+def variables(directory: Path, direct: bool) -> dict[str, str]:
+    """The values of the job files' variables for a run. fio reads `:` in `directory=` as a
+    separator (escaped `\\:`); `;` and `#` are safe in a variable's value, unlike in the file."""
+    return {TARGET_VAR: str(directory).replace(":", "\\:"), DIRECT_VAR: str(int(direct))}
+
+
+@dataclass(frozen=True)
+class Plan:
+    resolved: ResolvedScenario
+    streams: list[Stream]
+    thresholds: list[Threshold]
+    duration: float  # measured seconds
+    warmup: float
+    notes: list[str]
+    intended_note: str = ""  # how latency from the due time will be measured, or why not
+    jobfiles: dict[str, dict[str, str]] = field(default_factory=dict)  # host -> name -> text
+
+    @property
+    def scenario(self) -> Scenario:
+        return self.resolved.scenario
+
+    @property
+    def name(self) -> str:
+        return self.resolved.scenario.name
+
+    @property
+    def hosts(self) -> list[str]:
+        return list(self.jobfiles)
+
+    @property
+    def total_seconds(self) -> float:
+        return self.warmup + self.duration
+
+    @property
+    def specs(self) -> list[ComponentSpec]:
+        return [c for s in self.streams for c in s.components]
+
+    @property
+    def jobs(self) -> dict[str, FioJob]:
+        return {j.name: j for s in self.streams for j in s.jobs}
+
+    @property
+    def components(self) -> list[ComponentInfo]:
+        return [ComponentInfo(c.component, c.target_iops, c.poisson, c.start_s, c.end_s,
+                              s.transactional, len(c.jobs))
+                for s in self.streams for c in s.components]
+
+    @property
+    def files(self) -> list[tuple[str, int]]:
+        seen: dict[str, int] = {}
+        for s in self.streams:
+            for f in s.files:
+                seen[f.name] = max(seen.get(f.name, 0), f.size)
+        return list(seen.items())
+
+    @property
+    def dataset_bytes(self) -> int:
+        return sum(size for _, size in self.files)
+
+    def jobfile(self, host: str = LOCAL, name: str = RUN_JOB) -> str:
+        return self.jobfiles[host][name]
+
+
+def render_jobfiles(plan: Plan) -> dict[str, dict[str, str]]:
+    """The job files of every host; called once, when the plan is made."""
+    return {LOCAL: {RUN_JOB: _run_jobfile(plan), PREFILL_JOB: _prefill_jobfile(plan)}}
+
+
+def _global_options(plan: Plan) -> Options:
+    target = plan.scenario.target
+    opts: Options = {"ioengine": target.ioengine or "libaio", "direct": f"${{{DIRECT_VAR}}}"}
+    if not target.device:
+        opts["directory"] = f"${{{TARGET_VAR}}}"
+    return opts
+
+
+def device_offsets(plan: Plan) -> dict[str, int]:
+    """On a raw block device the files are laid end to end: name -> byte offset."""
+    offsets, at = {}, 0
+    for name, size in plan.files:
+        offsets[name] = at
+        at += size
+    return offsets
+
+
+def _on_device(plan: Plan, jobs: list[FioJob]) -> list[FioJob]:
+    device = plan.scenario.target.device
+    if not device:
+        return jobs
+    offsets = device_offsets(plan)
+    return [FioJob(j.name, {**j.options, "filename": device,
+                            "offset": offsets[str(j.options["filename"])]}) for j in jobs]
+
+
+def _run_jobfile(plan: Plan) -> str:
+    device = plan.scenario.target.device
+    header = (f"assay run of scenario {plan.name!r}: {format_duration(plan.warmup)} warm-up + "
+              f"{format_duration(plan.duration)} measured\n"
+              f"dataset {format_size(plan.dataset_bytes)} in {len(plan.files)} files"
+              + (f" laid out on {device}" if device else "") + f"\n{VARIABLES_NOTE}")
+    glob: Options = {
+        **_global_options(plan),
+        "time_based": True,
+        "runtime": fio_seconds(plan.total_seconds),
+        "lat_percentiles": 1,  # bins for total latency (submit -> completion)
+        "fallocate": "none",  # see _prefill_jobfile
+        "randseed": plan.scenario.seed,
+        "thread": False,
+    }
+    return render(glob, _on_device(plan, [j for s in plan.streams for j in s.jobs]), header)
+
+
+def prefill_jobs(plan: Plan) -> list[FioJob]:
+    """Sequential 1 MiB writes of each file with its workload's data pattern; one section per
+    file, so a run writes only the stale ones (fio --section) from the same job file."""
+    data_opts = {f.name: _write_data_options(s) for s in plan.streams for f in s.files}
+    return [FioJob(f"{PREFILL_PREFIX}{name}", {
+        "filename": name, "size": size, "rw": "write", "bs": "1m", "iodepth": 8,
+        **data_opts.get(name, {}),
+    }) for name, size in plan.files]
+
+
+def _prefill_jobfile(plan: Plan) -> str:
+    glob: Options = {**_global_options(plan), "randseed": plan.scenario.seed, "end_fsync": 1,
+                     # fio preallocates by default; btrfs writes into preallocated extents in
+                     # place and never compresses them: the data pattern would be lost
+                     "fallocate": "none"}
+    return render(glob, _on_device(plan, prefill_jobs(plan)),
+                  f"assay prefill for scenario {plan.name!r}\n{VARIABLES_NOTE}")
+
+
+def _write_data_options(stream: Stream) -> Options:
+    keys = ("buffer_compress_percentage", "buffer_compress_chunk", "dedupe_percentage",
+            "refill_buffers")
+    for job in stream.jobs:
+        if any(k in job.options for k in keys):
+            return {k: job.options[k] for k in keys if k in job.options}
+    return {"refill_buffers": True}

@@ -1,0 +1,57 @@
+"""Timeline steps checked before any IO: names, `after` links, what the platform can do, and
+the thresholds that grade phases."""
+
+from __future__ import annotations
+
+from assay import actions as action_registry
+from assay.platforms import driver
+from assay.platforms import names as platform_names
+from assay.scenario.models import ResolvedScenario, step_names
+from assay.scenario.units import format_duration
+from assay.scenario.yamlsource import Issue
+from assay.thresholds.grammar import Threshold
+
+
+def check_steps(resolved: ResolvedScenario, thresholds: list[Threshold], duration: float,
+                notes: list[str] | None = None) -> list[Issue]:
+    """Timeline steps against each other, the platform driver and the phase thresholds."""
+    src = resolved.source
+    target = resolved.scenario.target
+    issues: list[Issue] = []
+    steps = resolved.steps
+    names = step_names(steps)
+    try:
+        drv = driver(target.platform)
+    except KeyError:
+        issues.append(src.issue(("target", "platform"), f"unknown platform "
+                                f"{target.platform!r} (known: {', '.join(platform_names())})"))
+        return issues
+    supported = drv.supports(target)
+    raw = [i for i, r in enumerate(resolved.scenario.timeline.steps or [])
+           if isinstance(r, dict)]
+    for i, (step, name) in zip(raw, zip(steps, names, strict=True), strict=False):
+        path = ("timeline", "steps", i)
+        if names.count(name) > 1:
+            issues.append(src.issue((*path, "name"), f"two steps are named {name!r}"))
+        if step.after is not None and step.after not in names:
+            issues.append(src.issue((*path, "after"), f"no step is named {step.after!r} "
+                                    f"(steps: {', '.join(names)})"))
+        elif step.after == name:
+            issues.append(src.issue((*path, "after"), "a step cannot wait for itself"))
+        missing = sorted(action_registry.requirements(step) - supported)
+        if missing:
+            can = ", ".join(sorted(supported)) or "no platform operations"
+            issues.append(src.issue((*path, "action"), f"platform {target.platform!r} cannot "
+                                    f"do {', '.join(missing)} (it supports: {can})"))
+        if notes is not None and step.after is None and (step.at or 0) >= duration:
+            notes.append(f"step {name!r} is at {format_duration(step.at or 0)}, after the "
+                         f"{format_duration(duration)} measured: it will not run")
+    labels = set(names) | {s.action for s in steps}
+    for t in thresholds:
+        if (t.phase or t.metric == "recovery") and not steps:
+            issues.append(src.issue(("thresholds",), f"{t.text!r}: phases and recovery need "
+                                    f"timeline steps, and this scenario has none"))
+        elif t.phase_step and t.phase_step not in labels:
+            issues.append(src.issue(("thresholds",), f"{t.text!r}: no step or action is "
+                                    f"named {t.phase_step!r} (steps: {', '.join(names)})"))
+    return issues

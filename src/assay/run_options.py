@@ -1,0 +1,75 @@
+"""How a run is asked for (RunOptions) and how it ended (Outcome), and the timeline the
+engine drives beside the load."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from assay.exitcodes import ExitCode
+from assay.hosts.cgroup import BlkioGroup
+from assay.metrics.summary import Stats
+from assay.plan import Plan
+from assay.platforms.base import Platform
+from assay.results.rundir import RunDir
+from assay.runners import LocalRunner, Runner
+from assay.thresholds.evaluate import Result
+
+
+class Timeline(Protocol):
+    """Timeline steps run beside the load; `tick` is called several times a second."""
+
+    def start(self, t0: float) -> None: ...
+    def tick(self, t: float) -> None: ...
+    def finish(self) -> None: ...
+
+
+# (plan, platform, run directory, the run's blkio group or None) -> a timeline or None
+TimelineFactory = Callable[[Plan, Platform, RunDir, BlkioGroup | None], Timeline | None]
+# (host, its directory in the run directory) -> the runner that carries out fio there
+RunnerFactory = Callable[[str, Path], Runner]
+
+
+def default_timeline(plan: Plan, platform: Platform, rd: RunDir,
+                     group: BlkioGroup | None) -> Timeline | None:
+    """The scenario's own `timeline.steps` (assay.timeline), so no caller can forget them."""
+    from assay.timeline import build
+
+    return build(plan, platform, rd, group)
+
+
+@dataclass
+class RunOptions:
+    results_root: Path
+    keep: bool = False
+    fresh: bool = False
+    force: bool = False
+    json_mode: bool = False
+    parent: str | None = None  # a search or sweep this run belongs to
+    timeline: TimelineFactory | None = None
+    runner: RunnerFactory = LocalRunner
+    stop_early: bool = False  # end as failed once a threshold has failed for good
+
+
+@dataclass
+class Outcome:
+    status: str  # passed / failed / aborted / interrupted
+    run_dir: Path
+    reason: str = ""
+    stats: dict[str, Stats] = field(default_factory=dict)
+    results: list[Result] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return {"passed": ExitCode.PASSED, "failed": ExitCode.FAILED,
+                "aborted": ExitCode.ABORTED, "interrupted": ExitCode.INTERRUPTED}[self.status]
+
+
+class Interrupted(Exception):
+    pass
+
+
+def on_signal(signum: int, frame: Any) -> None:
+    raise Interrupted()

@@ -1,0 +1,80 @@
+"""The seam between the engine and the hosts it runs on.
+
+A runner carries out fio on one host: it keeps the host's job files, starts fio at an
+instant, streams fio's json+ status dumps as they come, stops it, brings back its logs and
+runs commands there. The engine drives one runner per host and knows nothing of how a host is
+reached: LocalRunner runs fio here, ReplayRunner plays back recorded fio output (tests).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+Document = dict[str, Any]  # one fio json+ status dump
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+class FioRun(Protocol):
+    """One fio process started by a runner."""
+
+    @property
+    def started(self) -> float:
+        """Host clock (epoch seconds) when fio was started."""
+
+    @property
+    def last_doc(self) -> Document | None:
+        """The newest status dump delivered by `documents`."""
+
+    def documents(self, poll: float = 0.2) -> Iterator[Document | None]:
+        """Each status dump as it arrives, and None every `poll` s while waiting (so the
+        caller can run its timeline); ends when fio's output ends."""
+
+    def stop(self) -> None:
+        """Ask fio to finish (it prints its final report); kill it if it does not."""
+
+    def wait(self) -> int:
+        """fio's exit status (negative: killed by that signal)."""
+
+    def stderr_tail(self, lines: int = 5) -> str:
+        """The last meaningful lines fio wrote to stderr: why it died."""
+
+
+class Runner(Protocol):
+    @property
+    def host(self) -> str:
+        """The host's name in the plan and in the run directory (hosts/<host>/)."""
+
+    def clock(self) -> float:
+        """Now, in epoch seconds, on the runner's clock."""
+
+    def prepare(self, directory: Path, subdirs: Sequence[str]) -> None:
+        """Make the workloads' sub-directories of the target directory."""
+
+    def write_job(self, name: str, text: str) -> Path:
+        """Keep a job file on the host (and in the run directory), verbatim."""
+
+    def check_job(self, name: str, env: Mapping[str, str]) -> str | None:
+        """fio's own check of a job file (--parse-only): its complaint, or None."""
+
+    def confine(self, procs: Path | None) -> None:
+        """Start later fio processes inside this cgroup (blkio throttling), or not."""
+
+    def start(self, name: str, env: Mapping[str, str], *, at: float | None = None,
+              sections: Sequence[str] = ()) -> FioRun:
+        """Start fio on job file `name` (only `sections` of it, when given) at host time
+        `at` (epoch seconds; now when None), with the job file's variables in `env`."""
+
+    def fetch_logs(self) -> list[Path]:
+        """fio's per-IO logs, brought into the run directory."""
+
+    def run(self, argv: Sequence[str], timeout: float = 60.0) -> CommandResult:
+        """Run a command on the host."""

@@ -1,0 +1,124 @@
+"""Recorded fio output played back as if fio were running: engine tests in milliseconds.
+
+A recording is a directory made by tests/fixtures/replay/record.py from a real fio run:
+
+    scenario.yaml        the scenario whose plan produced the job file
+    run.out.json         fio's stdout, verbatim (json+ status dumps, noise and all)
+    run.stderr.txt       fio's stderr
+    run.json             {"rc": fio's exit status, "how": what was done to fio}
+    *_lat.*.log          per-IO logs, when the job asked for them
+
+A job the recording lacks (a prefill, say) plays as a fio that wrote nothing and exited 0.
+Time is the recording's own: the runner's clock follows the timestamps of the dumps it has
+delivered, so the engine's time axis, timeline and phases see the run as it happened, only
+faster (`speed` None: as fast as the engine reads; 1.0: in real time).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+
+from assay.fio.jsonstream import split_documents
+from assay.runners.base import CommandResult, Document
+
+
+class ReplayRun:
+    def __init__(self, runner: ReplayRunner, name: str):
+        self._runner = runner
+        stem = Path(name).stem
+        src = runner.recording / f"{stem}.out.json"
+        self._raw = src.read_text(encoding="utf-8") if src.exists() else ""
+        meta = runner.recording / f"{stem}.json"
+        self._rc = int(json.loads(meta.read_text())["rc"]) if meta.exists() else 0
+        err = runner.recording / f"{stem}.stderr.txt"
+        self._stderr = err.read_text(encoding="utf-8") if err.exists() else ""
+        (runner.workdir / f"{stem}.out.json").write_text(self._raw, encoding="utf-8")
+        (runner.workdir / f"{stem}.stderr.txt").write_text(self._stderr, encoding="utf-8")
+        self._docs = list(split_documents(self._raw))
+        first = self._docs[0] if self._docs else {}
+        runtime = max((float(j.get("job_runtime") or 0) for j in first.get("jobs", [])),
+                      default=0.0)
+        ts = float(first.get("timestamp_ms") or 0)
+        self._started = (ts - runtime) / 1000 - 0.05 if ts else runner.clock()
+        runner.now = self._started
+        self._stopped = False
+        self._last: Document | None = None
+
+    @property
+    def started(self) -> float:
+        return self._started
+
+    @property
+    def last_doc(self) -> Document | None:
+        return self._last
+
+    def documents(self, poll: float = 0.2) -> Iterator[Document | None]:
+        for doc in self._docs:
+            if self._stopped:
+                return
+            ts = float(doc.get("timestamp_ms") or 0) / 1000
+            if self._runner.speed and ts > self._runner.now:
+                time.sleep((ts - self._runner.now) / self._runner.speed)
+            self._runner.now = max(self._runner.now, ts)
+            self._last = doc
+            yield doc
+
+    def stop(self) -> None:
+        self._stopped = True
+
+    def wait(self) -> int:
+        return 0 if self._stopped else self._rc
+
+    def stderr_tail(self, lines: int = 5) -> str:
+        meaningful = [ln for ln in self._stderr.splitlines() if ln.strip()]
+        return "\n".join(meaningful[-lines:])
+
+
+class ReplayRunner:
+    def __init__(self, recording: Path, host: str, workdir: Path, speed: float | None = None):
+        self.recording = recording
+        self.workdir = workdir
+        self.speed = speed
+        self.now = time.time()  # the recording's clock, advanced by the dumps delivered
+        self._host = host
+        self.started: list[str] = []  # job files started, in order (for tests)
+
+    @property
+    def host(self) -> str:
+        return self._host
+
+    def clock(self) -> float:
+        return self.now
+
+    def prepare(self, directory: Path, subdirs: Sequence[str]) -> None:
+        for sub in subdirs:
+            (directory / sub).mkdir(exist_ok=True)
+
+    def write_job(self, name: str, text: str) -> Path:
+        path = self.workdir / name
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    def check_job(self, name: str, env: Mapping[str, str]) -> str | None:
+        return None  # the recording ran: fio accepted its job file
+
+    def confine(self, procs: Path | None) -> None:
+        pass
+
+    def start(self, name: str, env: Mapping[str, str], *, at: float | None = None,
+              sections: Sequence[str] = ()) -> ReplayRun:
+        self.started.append(name)
+        return ReplayRun(self, name)
+
+    def fetch_logs(self) -> list[Path]:
+        out = []
+        for log in sorted(self.recording.glob("*_lat.*.log")):
+            out.append(Path(shutil.copy(log, self.workdir / log.name)))
+        return out
+
+    def run(self, argv: Sequence[str], timeout: float = 60.0) -> CommandResult:
+        return CommandResult(0, "", "")

@@ -1,0 +1,65 @@
+"""Thresholds graded while the run goes, by the same `evaluate` as the final verdict, over
+running statistics of the measured window.
+
+A failure that no later second can undo (a latency maximum above its bound, a fixed-rate
+component that fell behind its schedule) is final: a search trial stops there, and the live
+progress shows which thresholds hold so far. Phase and recovery thresholds grade part of the
+run only, and wait for the verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from assay.metrics.summary import Accumulator, ComponentInfo
+from assay.thresholds.evaluate import Result, evaluate, matches
+from assay.thresholds.grammar import Threshold
+
+
+def final(r: Result) -> bool:
+    """A failed result that stays failed whatever the rest of the run does."""
+    t = r.threshold
+    if r.passed or r.observed is None:
+        return False
+    if t.target_fraction is not None:
+        return r.note.startswith("fell ")  # behind its schedule: see evaluate._check
+    return t.metric in ("lat_max", "behind") and t.op in ("<", "<=")
+
+
+class LiveVerdict:
+    def __init__(self, thresholds: Sequence[Threshold], components: Sequence[ComponentInfo],
+                 start: float, end: float):
+        self.thresholds = [t for t in thresholds if not t.phase and t.metric != "recovery"]
+        self.components = list(components)
+        self.acc = {c.name: Accumulator(c, start, end) for c in components}
+        self.results: list[Result] = []
+
+    def add(self, samples: Sequence[dict[str, Any]]) -> None:
+        """Count a second's samples and grade again."""
+        counted = [s for s in samples if s["c"] in self.acc and self.acc[s["c"]].add(s)]
+        if counted and self.thresholds:
+            stats = {n: a.stats() for n, a in self.acc.items() if a.ios or a.seconds}
+            graded = [c for c in self.components if c.name in stats]
+            self.results = evaluate([t for t in self.thresholds if _graded(t, graded)],
+                                    graded, stats) if graded else []
+
+    def failure(self) -> str | None:
+        """Why the verdict is already certain, or None."""
+        for r in self.results:
+            if final(r):
+                why = r.note or f"{r.observed:g} against {r.bound:g}"
+                return f"{r.component}: {r.threshold.text!r} failed ({why}) for the rest of " \
+                       f"the run"
+        return None
+
+    def summary(self) -> str:
+        """`thresholds 5/6` for the progress line (empty before the measured window)."""
+        if not self.results:
+            return ""
+        return f"thresholds {sum(r.passed for r in self.results)}/{len(self.results)}"
+
+
+def _graded(t: Threshold, components: Sequence[ComponentInfo]) -> bool:
+    return any(matches(t, c) and (t.target_fraction is None or c.target_iops)
+               for c in components)

@@ -1,0 +1,78 @@
+"""The end of a run: per-component statistics, latency from the due time, phases, thresholds
+and advice, from the samples the run recorded. The same arithmetic grades a run that ended
+early (interrupted, aborted), on the seconds it measured."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay.metrics.advice import advise
+from assay.metrics.intended import component_intended
+from assay.metrics.phases import PhaseReport, analyse
+from assay.metrics.summary import Stats, aggregate
+from assay.plan import Plan
+from assay.thresholds.evaluate import Result, evaluate
+
+
+@dataclass
+class Verdict:
+    stats: dict[str, Stats]
+    results: list[Result]
+    phases: PhaseReport
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return all(r.passed for r in self.results)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"stats": {k: v.to_json() for k, v in self.stats.items()},
+                "thresholds": [r.to_json() for r in self.results],
+                "verdict": {"passed": sum(r.passed for r in self.results),
+                            "failed": sum(not r.passed for r in self.results)}}
+
+
+def grade(plan: Plan, samples: Sequence[dict[str, Any]], steps: Sequence[dict[str, Any]],
+          logs: Sequence[Path]) -> Verdict:
+    """`steps` are the timeline's step events; `logs` fio's per-IO latency logs."""
+    start, end = plan.warmup, plan.total_seconds
+    stats = {c.name: aggregate(c, samples, start, end) for c in plan.components}
+    intended(plan, stats, logs, start, end)
+    phase_report = analyse(plan.components, list(samples), list(steps), start, end)
+    results = evaluate(plan.thresholds, plan.components, stats, phase_report) if samples \
+        else []
+    series = [{"t": s["t"], "dt": s["dt"], "c": s["c"],
+               "iops": s["ios"] / s["dt"] if s["dt"] else 0.0} for s in samples]
+    ratios = {n: (w.data.compressibility, w.data.dedupe)
+              for n, w in plan.resolved.workloads.items()}
+    windows = {c.name: (max(start, c.start_s), min(end, c.end_s) if c.end_s else end)
+               for c in plan.components}
+    warnings = advise(stats, series, windows, ratios) if samples else []
+    return Verdict(stats, results, phase_report, warnings)
+
+
+def intended(plan: Plan, stats: dict[str, Stats], logs: Sequence[Path], start: float,
+             end: float) -> None:
+    """Latency from each IO's due time, for components whose jobs all kept per-IO logs."""
+    jobs = plan.jobs
+    for spec in plan.specs:
+        if spec.component not in stats or not spec.jobs or \
+                any("write_lat_log" not in jobs[n].options for n in spec.jobs):
+            continue
+        # fio names the log <name>_lat.<job number>.log
+        found = {n: next((p for p in logs if p.name.startswith(f"{n}_lat.")), None)
+                 for n in spec.jobs}
+        if any(p is None for p in found.values()):
+            continue
+        try:
+            pairs = [(p, float(jobs[n].options["rate"] or 0)) for n, p in found.items()
+                     if p is not None]
+            # log times count from the job's own start (after any startdelay)
+            lo = max(start, spec.start_s) - spec.start_s
+            hi = (min(end, spec.end_s) if spec.end_s is not None else end) - spec.start_s
+            stats[spec.component].intended = component_intended(pairs, lo, hi)
+        except OSError:
+            continue
