@@ -109,3 +109,14 @@ def test_timeline_steps_become_events_and_phases(tmp_path):
     assert 3.5 <= run["events"][0]["t_start"] <= 5.5  # 2 s after the 2 s warm-up
     assert any("during mark" in r["expr"] for r in run["thresholds"])
     assert json.dumps(run["phases"])  # before / during / after were computed
+
+
+def test_a_warmup_longer_than_the_measured_time_is_warned(tmp_path):
+    text = (REPLAY / "scenario.yaml").read_text().replace("{warmup: 2s, duration: 6s}",
+                                                          "{warmup: 5s, duration: 3s}")
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    out = replay("steady", tmp_path, plan=load(str(path)))
+    run = read_json(out.run_dir / "run.json")
+    assert any("warm-up (5s) is longer than the measured time (3s)" in w
+               for w in run["warnings"])

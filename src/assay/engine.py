@@ -11,6 +11,7 @@ second measured so far.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import signal
@@ -25,10 +26,12 @@ from assay.exitcodes import AssayError, RunAborted, UserError
 from assay.hosts import cgroup
 from assay.hosts.cgroup import BlkioGroup
 from assay.hosts.fingerprint import block_device_facts
+from assay.hosts.utilisation import HostProbe
 from assay.metrics.sampler import Sample, Sampler
 from assay.plan import LOCAL, RUN_JOB, Plan
 from assay.plan.model import variables
 from assay.platforms import driver
+from assay.platforms.lock import TargetLock
 from assay.platforms.safety import check_block_device, check_files, device_state_dir
 from assay.prefill import prefill
 from assay.progress import live_line
@@ -60,9 +63,11 @@ class Engine:
         self.run_dir: RunDir | None = None
         self.runner: Runner | None = None
         self.samples: list[dict[str, Any]] = []
+        self.host_rows: list[dict[str, Any]] = []  # utilisation per second (hosts.ndjson)
         self.info: dict[str, Any] = {}
         self.env: dict[str, str] = {}  # the job files' variables
         self.cgroup: BlkioGroup | None = None  # fio runs in it, so actions can throttle it
+        self.lock: TargetLock | None = None  # one run per target
 
     # -- the run -------------------------------------------------------------------------
     def execute(self) -> Outcome:
@@ -109,6 +114,7 @@ class Engine:
         if plan.hosts != [LOCAL]:
             raise UserError(f"this version runs on the local host only (plan: {plan.hosts})")
         directory, direct = self._target()
+        self.lock = TargetLock(directory).acquire(repr(plan.name))
         if not plan.scenario.target.device:
             subdirs = sorted({w.subdir for w in plan.resolved.workloads.values() if w.subdir})
             LocalRunner(LOCAL, directory).prepare(directory, subdirs)
@@ -160,6 +166,7 @@ class Engine:
         timeline = (self.opt.timeline or default_timeline)(plan, self.platform, rd, self.cgroup)
         runner.confine(self.cgroup.path / "cgroup.procs" if self.cgroup else None)
         rd.event("load", outcome="started")
+        probe = HostProbe()
         fio = runner.start(RUN_JOB, self.env)
         sampler.start(fio.started * 1000)
         if timeline:
@@ -178,6 +185,8 @@ class Engine:
                         continue
                     fresh = sampler.feed(doc)
                     live.add(self._record(fresh))
+                    if fresh:
+                        self._host(probe, fresh[0].t)
                     if fresh and fresh[0].dt >= 0.5:  # not fio's closing stub
                         bar.update(t, " | ".join(x for x in (live_line(fresh),
                                                              live.summary()) if x))
@@ -232,6 +241,13 @@ class Engine:
         self.samples.extend(out)
         return out
 
+    def _host(self, probe: HostProbe, t: float) -> None:
+        """This host's utilisation over the second just measured (hosts.ndjson)."""
+        assert self.run_dir
+        row = {"t": round(t, 3), "host": LOCAL, **probe.sample()}
+        self.run_dir.append("hosts.ndjson", row)
+        self.host_rows.append(row)
+
     # -- the verdict ----------------------------------------------------------------------
     def _finish(self, status: str, reason: str) -> Outcome:
         rd = self.run_dir
@@ -239,8 +255,11 @@ class Engine:
         if rd is None:  # failed before a run directory existed
             raise RunAborted(reason) if status == "aborted" else Interrupted()
         steps = [e for e in read_ndjson(rd.path / "events.ndjson") if e.get("kind") == "step"]
-        logs = self.runner.fetch_logs() if self.runner else []
-        v = grade(self.plan, self.samples, steps, logs)
+        try:
+            logs = self.runner.fetch_logs() if self.runner else []
+        except OSError:
+            logs = []
+        v = grade(self.plan, self.samples, steps, logs, self.host_rows)
         if steps:
             self.info["events"] = steps
             self.info.update(v.phases.to_json())
@@ -258,9 +277,17 @@ class Engine:
             "measured_window_s": [self.plan.warmup, self.plan.total_seconds],
             **v.to_json(),
         })
-        rd.event("run", outcome=status, reason=reason)
-        rd.write_record(parse_record(self.info))
-        rd.close()
+        try:
+            rd.event("run", outcome=status, reason=reason)
+            rd.write_record(parse_record(self.info))
+        except OSError as e:  # a full or read-only results disk ends the run, said plainly
+            status = "aborted"
+            reason = (f"{reason}; " if reason else "") + \
+                f"could not write the results: {e.strerror or e}: {e.filename or rd.path}"
+            self.console.print(f"[red]error:[/] {reason}")
+        finally:
+            with contextlib.suppress(OSError):
+                rd.close()
         try:
             Catalogue(self.opt.results_root).record(rd.path)
         except Exception as e:  # the run is kept whatever happens to the index
@@ -272,6 +299,8 @@ class Engine:
         return Outcome(status, rd.path, reason, v.stats, v.results)
 
     def _cleanup(self) -> None:
+        if self.lock:
+            self.lock.release()
         try:
             d = self.platform.directory
             if d and self.platform.temporary and not self.opt.keep:

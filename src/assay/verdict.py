@@ -5,14 +5,14 @@ early (interrupted, aborted), on the seconds it measured."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from assay.metrics.advice import advise
 from assay.metrics.intended import component_intended
 from assay.metrics.phases import PhaseReport, analyse
-from assay.metrics.summary import Stats, aggregate
+from assay.metrics.summary import ComponentInfo, Stats, aggregate
 from assay.plan import Plan
 from assay.thresholds.evaluate import Result, evaluate
 
@@ -23,6 +23,7 @@ class Verdict:
     results: list[Result]
     phases: PhaseReport
     warnings: list[str] = field(default_factory=list)
+    hosts: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -31,19 +32,23 @@ class Verdict:
     def to_json(self) -> dict[str, Any]:
         return {"stats": {k: v.to_json() for k, v in self.stats.items()},
                 "thresholds": [r.to_json() for r in self.results],
+                "hosts": self.hosts,
                 "verdict": {"passed": sum(r.passed for r in self.results),
                             "failed": sum(not r.passed for r in self.results)}}
 
 
 def grade(plan: Plan, samples: Sequence[dict[str, Any]], steps: Sequence[dict[str, Any]],
-          logs: Sequence[Path]) -> Verdict:
-    """`steps` are the timeline's step events; `logs` fio's per-IO latency logs."""
+          logs: Sequence[Path], hosts: Sequence[dict[str, Any]] = ()) -> Verdict:
+    """`steps` are the timeline's step events; `logs` fio's per-IO latency logs; `hosts` the
+    hosts' utilisation per second (hosts.ndjson rows)."""
     start, end = plan.warmup, plan.total_seconds
-    stats = {c.name: aggregate(c, samples, start, end) for c in plan.components}
+    components = closed_loop(plan)
+    stats = {c.name: aggregate(c, samples, start, end) for c in components}
     intended(plan, stats, logs, start, end)
-    phase_report = analyse(plan.components, list(samples), list(steps), start, end)
-    results = evaluate(plan.thresholds, plan.components, stats, phase_report) if samples \
-        else []
+    phase_report = analyse(components, list(samples), list(steps), start, end)
+    host_stats = host_summary(hosts, start, end)
+    results = evaluate(plan.thresholds, components, stats, phase_report, host_stats) \
+        if samples else []
     series = [{"t": s["t"], "dt": s["dt"], "c": s["c"],
                "iops": s["ios"] / s["dt"] if s["dt"] else 0.0} for s in samples]
     ratios = {n: (w.data.compressibility, w.data.dedupe)
@@ -51,7 +56,45 @@ def grade(plan: Plan, samples: Sequence[dict[str, Any]], steps: Sequence[dict[st
     windows = {c.name: (max(start, c.start_s), min(end, c.end_s) if c.end_s else end)
                for c in plan.components}
     warnings = advise(stats, series, windows, ratios) if samples else []
-    return Verdict(stats, results, phase_report, warnings)
+    return Verdict(stats, results, phase_report, warnings, host_stats)
+
+
+def closed_loop(plan: Plan) -> list[ComponentInfo]:
+    """The plan's components, those with a target but no rate-limited job marked closed (a
+    Jetstress-style run: achieved >= target, no pacing slack)."""
+    jobs = plan.jobs
+    out = []
+    for c, spec in zip(plan.components, plan.specs, strict=True):
+        limited = any(jobs[n].options.get("rate_iops") or jobs[n].options.get("rate")
+                      for n in spec.jobs if n in jobs)
+        out.append(replace(c, closed=bool(c.target_iops) and not limited))
+    return out
+
+
+def host_summary(rows: Sequence[dict[str, Any]], start: float, end: float) \
+        -> dict[str, dict[str, float]]:
+    """Per host over the measured window: the mean of each utilisation metric and, as
+    `<metric>_max`, its largest 1 s value; network summed over the NICs, and per NIC."""
+    cols: dict[str, dict[str, list[float]]] = {}
+    for row in rows:
+        t = row.get("t")
+        if not isinstance(t, int | float) or not start < t <= end + 0.5:
+            continue
+        values = {k: float(v) for k, v in row.items()
+                  if isinstance(v, int | float) and k != "t"}
+        nets = [k for k in values if k.startswith("net.")]
+        values["net_rx_mbps"] = sum(values[k] for k in nets if k.endswith(".rx_mbps"))
+        values["net_tx_mbps"] = sum(values[k] for k in nets if k.endswith(".tx_mbps"))
+        per = cols.setdefault(str(row.get("host") or "local"), {})
+        for k, v in values.items():
+            per.setdefault(k, []).append(v)
+    out: dict[str, dict[str, float]] = {}
+    for name, metrics in cols.items():
+        out[name] = {"seconds": float(len(next(iter(metrics.values()), [])))}
+        for k, vs in metrics.items():
+            out[name][k] = round(sum(vs) / len(vs), 3)
+            out[name][f"{k}_max"] = round(max(vs), 3)
+    return out
 
 
 def intended(plan: Plan, stats: dict[str, Stats], logs: Sequence[Path], start: float,

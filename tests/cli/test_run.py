@@ -211,3 +211,25 @@ def test_set_and_warmup_override_one_run_and_are_recorded(tmp_path, results):
     assert json.loads((run_dir / "run.json").read_text())["measured_window_s"] == [0, 2]
     bad = cli("run", str(scenario), "--set", "db.dataiops=1", results=results)
     assert bad.returncode == 2 and "no parameter 'dataiops'" in bad.stderr
+
+
+def test_a_path_with_fio_special_characters_is_used_exactly(tmp_path, results):
+    """`:` separates directories for fio, `;` and `#` start comments in a job file: the target
+    reaches fio through ${ASSAY_TARGET}, escaped, so the data lands in exactly that directory."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(SMALL)
+    target = tmp_path / "pool:a;b#c"
+    target.mkdir()
+    r = cli("run", str(scenario), "--duration", "2s", "--path", str(target), results=results)
+    assert r.returncode in (0, 1), r.stderr
+    files = list(target.glob("*.dat"))
+    assert files and all(p.name.startswith("db.") for p in files)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("pool") and p != target]
+
+
+def test_a_mistyped_path_is_not_created_on_another_disk(tmp_path, results):
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(SMALL)
+    r = cli("run", str(scenario), "--path", str(tmp_path / "no-such" / "dir"), results=results)
+    assert r.returncode == 2 and "does not exist" in r.stderr
+    assert not (tmp_path / "no-such").exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
 
 import click
@@ -25,6 +26,7 @@ VERBS = {
     "search": "search",
     "sweep": "sweep",
     "lab": "lab",
+    "clean": "clean",
 }
 
 
@@ -71,6 +73,8 @@ def _crash_report() -> str:
 
 
 def main() -> None:
+    # Ctrl-C works whatever we inherited (a script's `cmd &` starts us with SIGINT ignored)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         rc = cli.main(standalone_mode=False)
     except click.exceptions.Abort:

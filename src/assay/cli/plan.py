@@ -33,6 +33,28 @@ def fio_check(plan: Plan) -> str | None:
     return None
 
 
+def _component(plan: Plan, name: str, target: float | None) -> str:
+    """How a component is loaded: its rate and pacing, or closed loop; its window."""
+    spec = next(c for c in plan.specs if c.component == name)
+    jobs = [plan.jobs[j] for j in spec.jobs if j in plan.jobs]
+    limited = any(j.options.get("rate_iops") or j.options.get("rate") for j in jobs)
+    depth = sum(int(str(j.options.get("iodepth") or 1)) * int(str(j.options.get("numjobs") or 1))
+                for j in jobs)
+    if target and limited:
+        text = f"{target:,.1f} IO/s, {'Poisson' if spec.poisson else 'even'} arrivals"
+    elif target:
+        text = f"closed loop, graded against {target:,.1f} IO/s"
+    elif not limited and jobs and name.split(".")[1].rstrip("0123456789") != name.split(".")[1]:
+        text = "one database of the server's, graded on its own"
+    else:
+        text = "closed loop"
+    text += f", {len(jobs)} jobs, {depth} outstanding"
+    if spec.start_s or spec.end_s is not None:
+        end = format_duration(spec.end_s) if spec.end_s is not None else "the end"
+        text += f", {format_duration(spec.start_s)}-{end}"
+    return text
+
+
 @click.command("plan")
 @click.argument("scenario")
 @click.option("--duration", help="Measured time, overriding the scenario's (e.g. 60s).")
@@ -84,15 +106,20 @@ def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple
                 when += f" x{step.count}" if step.count else " until the end"
             con.print(f"  step {i + 1}: {step.action} {when}")
         con.print(f"dataset: {format_size(plan.dataset_bytes)} in {len(plan.files)} files")
+        con.print("streams:")
+        for st in plan.streams:
+            con.print(f"  {st.key:<20} {len(st.jobs)} fio jobs, {len(st.files)} files: "
+                      f"{st.description}")
         con.print("components:")
         for c in plan.components:
-            rate = f"{c.target_iops:,.1f} IO/s" if c.target_iops else "closed loop"
-            con.print(f"  {c.name:<24} {rate}")
+            con.print(f"  {c.name:<24} {_component(plan, c.name, c.target_iops)}")
         con.print("thresholds:")
         for t in plan.thresholds:
             con.print(f"  {t.text}" + (f"  ({t.source})" if t.source else ""))
         if not plan.thresholds:
             con.print("  none: the run will not be graded")
+        for note in plan.notes:
+            con.print(f"[yellow]note:[/] {note}")
         con.rule(f"fio job file: hosts/local/{RUN_JOB}")
         click.echo(jobfile)
         if not no_check:

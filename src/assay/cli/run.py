@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from assay import leftovers
 from assay.cli.common import duration_value, results_option, results_root, scenario_error
 from assay.console import make_console
 from assay.engine import Engine, RunOptions
@@ -15,6 +16,7 @@ from assay.plan import Plan, ScenarioFile, TargetEdit
 from assay.platforms import lab as labs
 from assay.report.jsondoc import summary_document
 from assay.report.terminal import print_summary
+from assay.results.record import RecordError
 from assay.results.rundir import read_record
 from assay.scenario.models import Target
 from assay.scenario.units import format_duration, format_size
@@ -99,11 +101,20 @@ def command(scenario: str, duration: str | None, warmup: str | None, target_path
     target = plan.scenario.target
     where = target.path or target.device or "a temporary directory (removed afterwards" + \
         (", kept with --keep)" if not keep else "; --keep: kept)")
+    root = results_root(results)
+    for line in leftovers.clean(root):  # a crashed run's temporary target, cgroup
+        console.print(f"[yellow]cleaned:[/] {line}")
     banner(console, plan, f"{target.platform}: {where}")
-    engine = Engine(plan, RunOptions(results_root(results), keep=keep, fresh=fresh, force=force,
+    engine = Engine(plan, RunOptions(root, keep=keep, fresh=fresh, force=force,
                                      json_mode=json_mode), console)
     outcome = engine.execute()
-    run = read_record(outcome.run_dir)
+    try:
+        run = read_record(outcome.run_dir)
+    except RecordError:  # not even the first run.json could be written (a full disk)
+        console.print(f"[red]{outcome.status.upper()}[/] {outcome.reason}")
+        raise SystemExit(int(outcome.exit_code)) from None
+    if run.status != outcome.status:  # run.json could not be written at the end (a full disk)
+        run.status, run.reason = outcome.status, outcome.reason  # type: ignore[assignment]
     print_summary(console, run, outcome.run_dir)
     if json_mode:
         click.echo(json.dumps(summary_document(run, outcome.run_dir), indent=2))

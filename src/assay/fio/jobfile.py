@@ -14,8 +14,6 @@ import unicodedata
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from assay.exitcodes import UserError
-
 Options = dict[str, str | int | float | bool | None]
 
 _NUM = r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
@@ -27,10 +25,6 @@ _SECONDS_KEYS = {"runtime", "startdelay", "ramp_time"}
 # options holding paths or free text: numbers in them are not ours to rewrite
 _TEXT_KEYS = {"filename", "directory", "description", "name", "ioengine", "filename_format",
               "exec_prerun", "exec_postrun", "opendir", "read_iolog", "write_iolog"}
-
-
-class FioPathError(UserError):
-    """A path fio cannot be told about in a job file (exit 2: choose another path)."""
 
 
 @dataclass
@@ -106,29 +100,3 @@ def render(global_options: Options, jobs: list[FioJob], header: str = "") -> str
         out.extend(line for k, v in opts.items() if (line := _line(k, v)) is not None)
         out.append("")
     return "\n".join(out)
-
-
-_FIO_KEYWORDS = ("$pagesize", "$mb_memory", "$ncpus")  # fio substitutes these in any value
-PATH_MAX = 4096
-
-
-def fio_path(path: str) -> str:
-    """`path` as fio's `directory=` or `filename=` must be written so that fio opens exactly
-    it: every `:` escaped as `\\:` (fio splits these options on colons). Raises FioPathError
-    for a path no job file can carry: `;` or `#` (comments), control characters, spaces at
-    either end (stripped), `${NAME}` or `$pagesize`-style keywords (substituted), `-`
-    (stdin/stdout), an empty path, or one longer than PATH_MAX bytes."""
-    problem = None
-    if not path or path == "-":
-        problem = "fio reads an empty path or - as something else (stdin/stdout)"
-    elif _unsafe(path):
-        problem = _unsafe(path)
-    elif path != path.strip():
-        problem = "fio strips spaces at the start and end of a value"
-    elif re.search(r"\$\{[^}]*\}", path) or any(k in path for k in _FIO_KEYWORDS):
-        problem = "fio replaces ${NAME}, $pagesize, $mb_memory and $ncpus in values"
-    elif len(path.encode("utf-8", "surrogateescape")) > PATH_MAX:
-        problem = f"longer than {PATH_MAX} bytes"
-    if problem:
-        raise FioPathError(f"fio cannot use the path {path!r}: {problem}; choose another path")
-    return path.replace(":", "\\:")

@@ -6,6 +6,7 @@ saved too, since that is where fio says why it died.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import shutil
@@ -15,7 +16,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from assay.exitcodes import UserError
 from assay.fio.jsonstream import JsonStream
@@ -39,6 +40,23 @@ def parse_only(jobfile: Path, env: dict[str, str] | None = None) -> str | None:
     return None
 
 
+# Ends fio and its job processes once the process that started it is gone, even by SIGKILL,
+# which no handler of ours sees. The job processes are each in a session of their own, and fio
+# itself dies at once of a broken pipe when we do, orphaning them: so the guard notes them as
+# fio's children while it watches (twice a second; a dead fio, unreaped, has none), and kills
+# those it noted.
+_GUARD = ('kids=""; while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do '
+          'k=$(pgrep -d " " -P "$2") && kids=$k; sleep 0.5; done; '
+          'kill -0 "$1" 2>/dev/null || kill -KILL "$2" $kids 2>/dev/null')
+
+
+def watchdog(pid: int) -> subprocess.Popen[bytes]:
+    """A guard for fio (process `pid`), tied to the life of this process."""
+    return subprocess.Popen(["/bin/sh", "-c", _GUARD, "assay-fio-guard", str(os.getpid()),
+                             str(pid)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+
+
 class FioProcess:
     def __init__(self, jobfile: Path, out_dir: Path, name: str = "fio",
                  status_interval: float = 1.0, extra_args: list[str] | None = None,
@@ -60,6 +78,7 @@ class FioProcess:
         self._reader: threading.Thread | None = None
         self.cgroup_procs = cgroup_procs  # join this cgroup before exec (blkio throttling)
         self.env = env  # the job file's variables (added to this process's environment)
+        self.write_error = ""  # why fio's raw output could not be kept, if it could not
 
     def start(self) -> None:
         self._stderr = open(self.stderr_path, "w", encoding="utf-8")  # noqa: SIM115
@@ -76,19 +95,32 @@ class FioProcess:
                                      text=True, bufsize=1, start_new_session=True,
                                      cwd=self.jobfile.parent,
                                      env={**os.environ, **self.env} if self.env else None)
+        self._watchdog = watchdog(self.proc.pid)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
     def _read(self) -> None:
         assert self.proc and self.proc.stdout
-        with open(self.stdout_path, "w", encoding="utf-8") as raw:
-            for line in self.proc.stdout:
-                raw.write(line)
-                for doc in self.stream.feed(line):
-                    self._docs.put(doc)
-            raw.flush()
-            for doc in self.stream.close():
+        raw: IO[str] | None = None
+        try:
+            raw = open(self.stdout_path, "w", encoding="utf-8")  # noqa: SIM115
+        except OSError as e:
+            self.write_error = f"cannot keep fio's output: {e.strerror}: {self.stdout_path}"
+        for line in self.proc.stdout:
+            if raw is not None:
+                try:
+                    raw.write(line)
+                except OSError as e:  # a full results disk: keep reading fio, say so after
+                    self.write_error = f"cannot keep fio's output: {e.strerror}: " \
+                                       f"{self.stdout_path}"
+                    raw = None
+            for doc in self.stream.feed(line):
                 self._docs.put(doc)
+        for doc in self.stream.close():
+            self._docs.put(doc)
+        if raw is not None:
+            with contextlib.suppress(OSError):
+                raw.close()
         self._docs.put(None)
 
     def documents(self, poll: float = 0.2) -> Iterator[dict[str, Any] | None]:
@@ -123,7 +155,11 @@ class FioProcess:
         rc = self.proc.wait()
         if self._reader:
             self._reader.join(timeout=10)
-        self._stderr.close()
+        with contextlib.suppress(OSError):
+            self._stderr.close()
+        if self._watchdog.poll() is None:  # fio is gone: its guard is not needed
+            self._watchdog.kill()
+        self._watchdog.wait()
         return rc
 
     def stderr_tail(self, lines: int = 5) -> str:

@@ -2,6 +2,12 @@
 
 Counts, bytes and latency sums add; histograms merge; the maximum is the maximum. Nothing is
 averaged that should not be.
+
+Two views come from the per-second samples themselves, as the tools assay emulates see them:
+Jetstress grades performance-counter samples, each the average over its log interval (15 s), so
+`lat_max_sample` is the largest 15 s average latency (one slow IO does not make it); X-Ray
+charts 1 s samples and judges their median, so `iops_median` and `lat_avg_median` are the
+medians of the per-second IOPS and average latency.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ class ComponentInfo:
     end_s: float | None = None
     transactional: bool = True
     jobs: int = 1  # fio jobs that feed it: each can be one IO early or late at a window edge
+    closed: bool = False  # closed loop with a target (Jetstress' threads): no pacing slack
 
     @property
     def workload(self) -> str:
@@ -58,6 +65,9 @@ class Stats:
     behind_max_s: float
     rate_tolerance: float  # IOPS a fixed-rate component may fall short by, from pacing noise
     intended: dict[str, float | None] | None = None  # latency from the due time (even pacing)
+    lat_max_sample_ms: float | None = None  # largest 15 s average (Jetstress' counter samples)
+    iops_median: float | None = None  # median of the 1 s samples (X-Ray's charts)
+    lat_avg_median_ms: float | None = None  # median of the 1 s average latencies
 
     @property
     def achieved_pct(self) -> float | None:
@@ -69,6 +79,8 @@ class Stats:
             return self.behind_max_s
         if name in ("iops", "mbps"):
             return float(getattr(self, name))
+        if name == "iops_median":
+            return self.iops_median
         if name.startswith("lat_intended_"):
             return (self.intended or {}).get(f"{name}_ms")
         value = getattr(self, f"{name}_ms")
@@ -96,6 +108,18 @@ def sample_bins(sample: dict[str, Any]) -> dict[str, int]:
     return json.loads(text) if text else {}
 
 
+SAMPLE_S = 15.0  # Jetstress' LogInterval (JetstressConfig.xml: 15000 ms)
+MIN_RATE_DT = 0.5  # s: fio's closing stub interval says little about the rate
+
+
+def median(values: list[float]) -> float | None:
+    if not values:
+        return None
+    v = sorted(values)
+    mid = len(v) // 2
+    return v[mid] if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
+
+
 class Accumulator:
     """Stats of one component over [start, end], fed one sample at a time: the verdict, the
     phases and the live check during a run use the same arithmetic, in memory that does not
@@ -116,6 +140,10 @@ class Accumulator:
         self.lat_max: float | None = None
         self.behind = 0.0
         self.hist = Histogram()
+        # 15 s counter samples: index -> [latency sum ns, IOs, seconds covered]
+        self.windows: dict[int, list[float]] = {}
+        self.second_iops: list[float] = []
+        self.second_lat: list[float] = []
 
     def add(self, s: dict[str, Any]) -> bool:
         """Count a sample of this component if it lies in the window; True when it did."""
@@ -131,7 +159,7 @@ class Accumulator:
             middle = s["t"] - s["dt"] / 2  # an interval belongs to the window its middle is in
             if not self.lo <= middle <= self.hi:
                 return False
-            if s["dt"] >= 0.5:  # fio's closing stub interval says little about the rate
+            if s["dt"] >= MIN_RATE_DT:  # fio's closing stub says little about the rate
                 self.rate_seconds += s["dt"]
                 self.rate_ios += s["ios"]
         self.seconds += s["dt"]
@@ -142,7 +170,24 @@ class Accumulator:
             self.lat_max = max(self.lat_max or 0, s["lat_max_ns"])
         self.behind = max(self.behind, s.get("behind_s") or 0.0)
         self.hist.add(Histogram.from_fio(sample_bins(s)))
+        middle = s["t"] - s["dt"] / 2
+        w = self.windows.setdefault(int(max(middle - self.lo, 0.0) // SAMPLE_S), [0.0, 0, 0.0])
+        w[0] += s["lat_sum_ns"]
+        w[1] += s["ios"]
+        w[2] += s["dt"]
+        if s["dt"] >= MIN_RATE_DT:
+            self.second_iops.append(s["ios"] / s["dt"])
+            if s["ios"]:
+                self.second_lat.append(s["lat_sum_ns"] / s["ios"] / 1e6)
         return True
+
+    def max_sample_ms(self) -> float | None:
+        """The largest 15 s average latency. A window that covers less than half an interval
+        (the run's tail) is no counter sample, unless the run had no full one."""
+        full = [w for w in self.windows.values() if w[2] >= SAMPLE_S / 2 and w[1]]
+        if not full:
+            full = [w for w in self.windows.values() if w[1]]
+        return max((w[0] / w[1] / 1e6 for w in full), default=None)
 
     def stats(self) -> Stats:
         info, lat_max = self.info, self.lat_max
@@ -152,7 +197,7 @@ class Accumulator:
         iops = self.rate_ios / rate_seconds if rate_seconds else 0.0
         target = info.target_iops
         tolerance = 0.0
-        if target and rate_seconds:
+        if target and rate_seconds and not info.closed:
             # Poisson arrivals: 95 % prediction band (X-Ray's 1.96·√λ); even pacing: each job
             # can be one IO early or late at either window edge, and never less than 0.5 %
             tolerance = (1.96 * math.sqrt(target * rate_seconds) / rate_seconds
@@ -164,7 +209,8 @@ class Accumulator:
             lat_p50_ms=ns_to_ms(pct[50.0]), lat_p95_ms=ns_to_ms(pct[95.0]),
             lat_p99_ms=ns_to_ms(pct[99.0]), lat_p999_ms=ns_to_ms(pct[99.9]),
             lat_max_ms=ns_to_ms(lat_max), target_iops=target, behind_max_s=self.behind,
-            rate_tolerance=tolerance)
+            rate_tolerance=tolerance, lat_max_sample_ms=self.max_sample_ms(),
+            iops_median=median(self.second_iops), lat_avg_median_ms=median(self.second_lat))
 
 
 def aggregate(info: ComponentInfo, samples: Iterable[dict[str, Any]], start: float,

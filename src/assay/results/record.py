@@ -161,6 +161,9 @@ class ComponentStats(Record):
     rate_tolerance: float
     intended: IntendedLatency | None = None
     achieved_pct: float | None = None
+    lat_max_sample_ms: float | None = None  # largest 15 s average latency (Jetstress)
+    iops_median: float | None = None  # median of the 1 s IOPS samples (X-Ray)
+    lat_avg_median_ms: float | None = None  # median of the 1 s average latencies (X-Ray)
 
 
 class ThresholdResult(Record):
@@ -270,6 +273,9 @@ class RunRecord(Record):
     thresholds: list[ThresholdResult] = Field(default_factory=list)
     verdict: Verdict | None = None  # None until graded
     repeat: RepeatStats | None = None
+    # host -> utilisation over the measured window: metric means and `<metric>_max` (1 s);
+    # the per-second rows are in hosts.ndjson
+    hosts: dict[str, dict[str, float]] = Field(default_factory=dict)
 
     def measured_window(self) -> tuple[float, float]:
         """[warm-up end, run end] in seconds on the series clock; from the plan while the run

@@ -96,8 +96,11 @@ class RunDir:
         fh = self._handles.get(name)
         if fh is None:
             fh = self._handles[name] = open(self.path / name, "a", encoding="utf-8")  # noqa: SIM115
-        fh.write(line + "\n")
-        fh.flush()
+        try:
+            fh.write(line + "\n")
+            fh.flush()
+        except OSError as e:  # name the file: a write error says nothing of where it was
+            raise OSError(e.errno, e.strerror, str(self.path / name)) from None
 
     def event(self, kind: str, **fields: Any) -> dict[str, Any]:
         record = {"schema_version": SCHEMA_VERSION, "time": time.time(), "kind": kind, **fields}

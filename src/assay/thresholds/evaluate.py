@@ -3,6 +3,7 @@ threshold that names nothing is an error before any IO, never a silent pass."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -11,7 +12,6 @@ from assay.metrics.phases import PhaseReport
 from assay.metrics.summary import ComponentInfo, Stats
 from assay.thresholds.grammar import Threshold, ThresholdError, parse
 from assay.thresholds.presets import PRESETS
-
 
 BEHIND_LIMIT_S = 1.0  # a fixed-rate component this far behind its schedule fails its rate
 
@@ -64,23 +64,45 @@ def expand(spec: Mapping[str, str] | Sequence[str | Mapping[str, str]]) -> list[
     return out
 
 
+def family(stream: str) -> str:
+    """`db2` -> `db`: the per-instance streams of one kind (an Exchange server's databases)."""
+    base = stream.rstrip("0123456789")
+    return base if base and base != stream else stream
+
+
 def matches(t: Threshold, info: ComponentInfo) -> bool:
     parts = t.selector
-    names = (info.workload, info.stream, info.direction)
+    if t.host:
+        return False
+    w, d = info.workload, info.direction
+    streams = {info.stream, family(info.stream)}
     if not parts:
         return True
     if len(parts) == 1:  # a workload, a stream or a direction
-        return parts[0] in names
+        return parts[0] in (w, d) or parts[0] in streams
     if len(parts) == 2:  # workload.stream, workload.direction or stream.direction
-        return (parts[0] == info.workload and parts[1] in (info.stream, info.direction)) or \
-            tuple(parts) == names[1:]
-    return tuple(parts) == names
+        return (parts[0] == w and (parts[1] in streams or parts[1] == d)) or \
+            (parts[0] in streams and parts[1] == d)
+    return parts[0] == w and parts[1] in streams and parts[2] == d
+
+
+def _pooled(hit: list[ComponentInfo]) -> list[ComponentInfo]:
+    """Drop a pooled component (`mail.db.read`) when its instances (`mail.db1.read`, ...) are
+    graded too: each instance must pass on its own, as Jetstress grades each database."""
+    inst = {(c.workload, family(c.stream), c.direction) for c in hit
+            if family(c.stream) != c.stream}
+    return [c for c in hit if (c.workload, c.stream, c.direction) not in inst]
 
 
 def resolve(t: Threshold, components: Sequence[ComponentInfo]) -> list[ComponentInfo]:
-    """The components a threshold applies to; an error when it names none."""
+    """The components a threshold applies to; an error when it names none. A host threshold
+    applies to no component (it grades the hosts' utilisation)."""
+    if t.host:
+        return []
     hit = [c for c in components if matches(t, c)]
-    if t.target_fraction is not None:
+    if t.target_fraction is None:
+        hit = _pooled(hit)
+    else:
         hit = [c for c in hit if c.target_iops]
         if not hit:
             raise ThresholdError(f"{t.text!r}: no fixed-rate component matches, so there is no "
@@ -92,10 +114,17 @@ def resolve(t: Threshold, components: Sequence[ComponentInfo]) -> list[Component
 
 
 def evaluate(thresholds: Sequence[Threshold], components: Sequence[ComponentInfo],
-             stats: Mapping[str, Stats], phases: PhaseReport | None = None) -> list[Result]:
-    """`phases` grades thresholds that name a phase, and `recovery`; without it they fail."""
+             stats: Mapping[str, Stats], phases: PhaseReport | None = None,
+             hosts: Mapping[str, Mapping[str, float]] | None = None) -> list[Result]:
+    """`phases` grades thresholds that name a phase, and `recovery`; without it they fail.
+    `hosts` (host -> utilisation statistics) grades host thresholds; without it (a live
+    check) they wait for the verdict."""
     results = []
     for t in thresholds:
+        if t.host:
+            if hosts is not None:
+                results.extend(_host(t, hosts))
+            continue
         for info in resolve(t, components):
             if t.metric == "recovery":
                 results.append(_recovery(t, info.name, phases))
@@ -129,12 +158,40 @@ def _recovery(t: Threshold, component: str, phases: PhaseReport | None) -> Resul
                   f"worst of {events} event{'s' if events != 1 else ''}")
 
 
+def _host(t: Threshold, hosts: Mapping[str, Mapping[str, float]]) -> list[Result]:
+    assert t.value is not None
+    names = [h for h in hosts if len(t.selector) == 1 or t.selector[1] == h]
+    if not names:
+        where = f"host {t.selector[1]!r}" if len(t.selector) > 1 else "any host"
+        return [Result(t, "host", None, t.value, False,
+                       f"no utilisation was recorded for {where}")]
+    out = []
+    for h in names:
+        observed = hosts[h].get(t.metric)
+        out.append(Result(t, f"host.{h}", observed, t.value,
+                          observed is not None and t.holds(observed, t.value),
+                          "" if observed is not None else "not measured on this host"))
+    return out
+
+
+def band(target: float) -> tuple[float, float]:
+    """X-Ray's 95 % Poisson prediction band around an expected rate: λ ± 1.96·√λ."""
+    half = 1.96 * math.sqrt(target)
+    return target - half, target + half
+
+
 def _check(t: Threshold, s: Stats) -> Result:
     observed = s.metric(t.metric)
     note = ""
+    if t.op == "in":
+        assert s.target_iops
+        lo, hi = band(s.target_iops)
+        passed = observed is not None and lo <= observed <= hi
+        return Result(t, s.component, observed, s.target_iops, passed,
+                      f"band {lo:,.0f}-{hi:,.0f} (target ± 1.96·√target)")
     if t.target_fraction is not None:
         assert s.target_iops
-        target = s.target_iops if t.metric == "iops" else None
+        target = s.target_iops if t.metric in ("iops", "iops_median") else None
         if target is None:
             raise ThresholdError(f"{t.text!r}: mbps has no target")
         bound = target * t.target_fraction

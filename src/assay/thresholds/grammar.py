@@ -1,7 +1,7 @@
 """Threshold grammar.
 
-    threshold := selector OP value [phase]
-    selector  := [workload "."] [stream "."] [direction "."] metric
+    threshold := selector OP value [phase] | selector "in band" [phase]
+    selector  := [workload "."] [stream "."] [direction "."] metric | "host" ["." name] "." metric
     OP        := "<" | "<=" | ">" | ">=" | "==" | "!="
     value     := number [unit] | [number "%"] "target"
     phase     := "before" | "between" | "after" [step] | "during" [step]
@@ -15,6 +15,14 @@ A trailing phase grades only part of the run, cut at the timeline's events (metr
 name or action), `db.data.read.iops >= 95% target after`, `lat_p99 < 20ms before`. The
 `recovery` metric is the longest time (seconds) a component took after an event to get back
 near its `before` level: `db.data.read.recovery <= 30` or `recovery <= 30s after replace`.
+
+`SELECTOR in band` holds when the value lies in X-Ray's 95 % Poisson band around the target,
+target ± 1.96·√target (e.g. `db.iops_median in band`). A stream selector names a family too:
+`db` matches an Exchange server's per-database streams `db1`, `db2`, ...
+
+`host.METRIC` grades the utilisation of every host of the run (`host.cpu_pct < 80`),
+`host.NAME.METRIC` one host: the mean over the measured window, or with `_max` the largest
+1 s sample (`host.cpu_pct_max < 95`).
 
 In a scenario, `thresholds` is a mapping `selector: "OP value"` or `workload: preset`, or a
 list of threshold strings.
@@ -36,12 +44,25 @@ METRICS: dict[str, str] = {
     "lat_p95": "95th percentile latency from the merged histogram",
     "lat_p99": "99th percentile latency from the merged histogram",
     "lat_p999": "99.9th percentile latency from the merged histogram",
-    "lat_max": "largest latency seen",
+    "lat_max": "largest latency seen (the single slowest IO)",
+    "lat_max_sample": "largest 15 s average latency (Jetstress' performance-counter samples)",
+    "lat_avg_median": "median of the 1 s average latencies (X-Ray's latency charts)",
+    "iops_median": "median of the 1 s IOPS samples (X-Ray's IOPS charts)",
     "lat_intended_p99": "99th percentile latency from each IO's due time (even fixed rate)",
     "lat_intended_max": "largest latency from each IO's due time (even fixed rate)",
     "behind": "seconds the component fell behind its fixed-rate schedule (max)",
     "recovery": "seconds after a timeline event until IOPS and latency are back near before",
 }
+HOST_METRICS: dict[str, str] = {
+    "cpu_pct": "host CPU busy (user + system), percent",
+    "cpu_user_pct": "host CPU in user mode, percent",
+    "cpu_system_pct": "host CPU in the kernel (system, irq, softirq), percent",
+    "cpu_iowait_pct": "host CPU idle waiting for IO, percent",
+    "mem_used_pct": "host memory in use (not available), percent",
+    "net_rx_mbps": "host network received, all NICs, MB/s",
+    "net_tx_mbps": "host network sent, all NICs, MB/s",
+}
+HOST = "host"  # the selector of host thresholds (a workload cannot be graded under this name)
 PHASES = ("before", "during", "between", "after")
 LATENCY = {m for m in METRICS if m.startswith("lat_")}
 
@@ -50,6 +71,7 @@ OPS: dict[str, Callable[[float, float], bool]] = {
     "<": operator.lt, ">": operator.gt,
 }
 
+_BAND = re.compile(r"^\s*(?P<sel>[A-Za-z0-9_.\-]+)\s+in\s+band\s*$")
 _EXPR = re.compile(r"^\s*(?P<sel>[A-Za-z0-9_.\-]+)\s*(?P<op><=|>=|==|!=|<|>)\s*(?P<val>.+?)\s*$")
 _VALUE = re.compile(r"^(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>us|µs|ms|s|%)?$")
 _TARGET = re.compile(r"^(?:(?P<pct>\d+(?:\.\d+)?)\s*%\s*(?:of\s+)?)?target$")
@@ -86,8 +108,17 @@ class Threshold:
     def expr(self) -> str:
         return self.text
 
+    @property
+    def host(self) -> bool:
+        """A host utilisation threshold (`host.cpu_pct < 80`)."""
+        return bool(self.selector) and self.selector[0] == HOST
+
     def holds(self, observed: float, bound: float) -> bool:
         return OPS[self.op](observed, bound)
+
+
+def host_metric(name: str) -> bool:
+    return name in HOST_METRICS or (name.endswith("_max") and name[:-4] in HOST_METRICS)
 
 
 def parse(text: str, source: str = "") -> Threshold:
@@ -95,6 +126,8 @@ def parse(text: str, source: str = "") -> Threshold:
     if p:
         phase = p["phase"] + (f" {p['step']}" if p["step"] else "")
         inner = parse(p["rest"], source)
+        if inner.host:
+            raise ThresholdError(f"{text!r}: host thresholds grade the whole measured window")
         if inner.metric == "recovery" and p["phase"] in ("before", "between"):
             raise ThresholdError(f"{text!r}: recovery is measured after events; use "
                                  f"`after [STEP]` or no phase")
@@ -102,20 +135,31 @@ def parse(text: str, source: str = "") -> Threshold:
             raise ThresholdError(f"{text!r}: only `during` and `after` take a step name")
         return Threshold(inner.selector, inner.metric, inner.op, inner.value,
                          inner.target_fraction, f"{inner.text} {phase}", source, phase)
+    b = _BAND.match(text)
+    if b:
+        parts = b["sel"].split(".")
+        if parts[-1] not in ("iops", "iops_median"):
+            raise ThresholdError(f"{text!r}: only iops and iops_median lie in a band (X-Ray's "
+                                 f"target ± 1.96·√target)")
+        return Threshold(tuple(parts[:-1]), parts[-1], "in", None, 1.0,
+                         f"{b['sel']} in band", source)
     m = _EXPR.match(text)
     if not m:
         raise ThresholdError(f"cannot read {text!r}: expected `selector OP value`, "
                              f"e.g. `db.data.read.lat_p99 < 20ms`")
     parts = m["sel"].split(".")
     metric = parts[-1]
+    if parts[0] == HOST:
+        return _host(parts, m, text, source)
     if metric not in METRICS:
         raise ThresholdError(f"unknown metric {metric!r} in {text!r} "
                              f"(known: {', '.join(METRICS)})")
     raw = m["val"].strip()
     t = _TARGET.match(raw)
     if t:
-        if metric not in ("iops", "mbps"):
-            raise ThresholdError(f"{text!r}: only iops and mbps compare with `target`")
+        if metric not in ("iops", "mbps", "iops_median"):
+            raise ThresholdError(f"{text!r}: only iops, iops_median and mbps compare with "
+                                 f"`target`")
         frac = float(t["pct"]) / 100 if t["pct"] else 1.0
         return Threshold(tuple(parts[:-1]), metric, m["op"], None, frac, _norm(m), source)
     v = _VALUE.match(raw)
@@ -131,6 +175,18 @@ def parse(text: str, source: str = "") -> Threshold:
     elif unit:
         raise ThresholdError(f"{text!r}: {metric} takes a plain number, not {unit!r}")
     return Threshold(tuple(parts[:-1]), metric, m["op"], num, None, _norm(m), source)
+
+
+def _host(parts: list[str], m: re.Match[str], text: str, source: str) -> Threshold:
+    metric = parts[-1]
+    if len(parts) not in (2, 3) or not host_metric(metric):
+        raise ThresholdError(f"{text!r}: a host threshold is `host[.NAME].METRIC OP number`, "
+                             f"METRIC one of {', '.join(HOST_METRICS)} (or with `_max`)")
+    v = _VALUE.match(m["val"].strip())
+    if not v or (v["unit"] and v["unit"] != "%"):
+        raise ThresholdError(f"{text!r}: a host metric takes a plain number, e.g. 80")
+    return Threshold(tuple(parts[:-1]), metric, m["op"], float(v["num"]), None, _norm(m),
+                     source)
 
 
 def _norm(m: re.Match[str]) -> str:

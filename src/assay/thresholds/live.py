@@ -30,7 +30,8 @@ def final(r: Result) -> bool:
 class LiveVerdict:
     def __init__(self, thresholds: Sequence[Threshold], components: Sequence[ComponentInfo],
                  start: float, end: float):
-        self.thresholds = [t for t in thresholds if not t.phase and t.metric != "recovery"]
+        self.thresholds = [t for t in thresholds if not t.phase and t.metric != "recovery"
+                           and not t.host]
         self.components = list(components)
         self.acc = {c.name: Accumulator(c, start, end) for c in components}
         self.results: list[Result] = []

@@ -1,0 +1,47 @@
+"""What a crashed run leaves behind, found and removed: its temporary target directory and its
+blkio cgroup. A run crashed when run.json still says `running` but its assay process is gone
+(results/liveness.py); fio itself is ended by its guard (fio/process.py) within seconds.
+
+`assay run` does this before it starts; `assay clean` on request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+from pathlib import Path
+
+from assay.hosts import cgroup
+from assay.results.catalogue import Catalogue
+from assay.results.record import RecordError
+from assay.results.rundir import RunDir, read_record
+
+TEMP_PREFIX = "assay-"  # tempfile.mkdtemp prefix of temporary targets (platforms/base.py)
+
+
+def clean(results_root: Path) -> list[str]:
+    """Remove the leftovers of every crashed run under `results_root`; returns what was done."""
+    done: list[str] = []
+    for row in Catalogue(results_root).rows():
+        if row["status"] != "crashed":
+            continue
+        run_dir = Path(row["path"])
+        try:
+            record = read_record(run_dir)
+        except RecordError:
+            continue
+        target = record.target
+        path = Path(target.path) if target and target.path else None
+        if target and target.temporary and not target.removed and path is not None \
+                and path.name.startswith(TEMP_PREFIX) and path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+            target.removed = True
+            with contextlib.suppress(OSError):
+                RunDir(run_dir).write_record(record)
+            done.append(f"removed the temporary target {path} of crashed run {run_dir.name}")
+        group = cgroup.BLKIO_ROOT / "assay" / run_dir.name
+        if group.is_dir():
+            with contextlib.suppress(OSError):
+                group.rmdir()  # only an empty group goes: fio has left it
+                done.append(f"removed the blkio group of crashed run {run_dir.name}")
+    return done
