@@ -6,7 +6,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 # what a run needs, and what the tests add (lab filesystems, a browser for the HTML report)
 RUN_PACKAGES := fio util-linux procps
-TEST_PACKAGES := $(RUN_PACKAGES) btrfs-progs btrfs-compsize xfsprogs chromium
+TEST_PACKAGES := $(RUN_PACKAGES) btrfs-progs btrfs-compsize xfsprogs chromium \
+  openssh-server openssh-client iproute2 e2fsprogs
 APT_PACKAGES ?= $(RUN_PACKAGES)
 
 .PHONY: demo test lint system venv clean

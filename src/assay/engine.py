@@ -48,7 +48,7 @@ from assay.run_options import (
     on_signal,
 )
 from assay.runinfo import initial_record
-from assay.runners import FioRun, LocalRunner, Runner
+from assay.runners import FioRun, Runner
 from assay.scenario.units import format_size
 from assay.thresholds.live import LiveVerdict
 from assay.verdict import grade
@@ -116,13 +116,14 @@ class Engine:
         directory, direct = self._target()
         self.lock = TargetLock(directory).acquire(repr(plan.name))
         if not plan.scenario.target.device:
-            subdirs = sorted({w.subdir for w in plan.resolved.workloads.values() if w.subdir})
-            LocalRunner(LOCAL, directory).prepare(directory, subdirs)
             check_files(directory, [n for n, _ in plan.files], self.opt.force)
         self.env = variables(directory.resolve(), direct)
         self.run_dir = rd = RunDir.create(self.opt.results_root, plan.name)
         rd.write_text("scenario.yaml", plan.resolved.text)
         self.runner = runner = self.opt.runner(LOCAL, rd.host_dir(LOCAL))
+        if not plan.scenario.target.device:
+            runner.prepare(directory, sorted({w.subdir for w in plan.resolved.workloads.values()
+                                              if w.subdir}))
         for name, text in plan.jobfiles[LOCAL].items():
             runner.write_job(name, text)
         complaint = runner.check_job(RUN_JOB, self.env)

@@ -31,8 +31,6 @@ def test_render_names_an_unknown_variable_and_the_known_ones() -> None:
         command.render("echo {0}", {"path": "/x"})
 
 
-@pytest.mark.xfail(strict=True, reason="render catches KeyError/IndexError only: a stray brace "
-                                       "raises ValueError instead of ActionFailed")
 def test_render_refuses_a_malformed_template_as_a_step_failure() -> None:
     with pytest.raises(ActionFailed):
         command.render("echo {path} }", {"path": "/x"})

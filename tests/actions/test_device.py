@@ -109,9 +109,6 @@ def test_needs_a_filesystem_platform(tmp_path: Path) -> None:
         device.run(p, context(local_platform(tmp_path), p))
 
 
-@pytest.mark.xfail(strict=True, reason="pick(spares, None) returns the LAST spare; the module "
-                                       "documents `new_device` (add, replace) as defaulting to "
-                                       "the FIRST spare")
 def test_add_and_replace_default_to_the_first_spare(tmp_path: Path) -> None:
     nodes = {n: tmp_path / n for n in ("d1", "s1", "s2")}
     for path in nodes.values():

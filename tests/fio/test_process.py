@@ -53,9 +53,6 @@ def test_find_fio_honours_assay_fio(monkeypatch: pytest.MonkeyPatch, tmp_path: P
     assert find_fio() == str(exe)
 
 
-@pytest.mark.xfail(strict=True, reason="find_fio returns ASSAY_FIO unchecked: a stale path "
-                                       "fails later as a bare FileNotFoundError from "
-                                       "subprocess instead of the clear UserError")
 def test_a_stale_assay_fio_is_reported_clearly(monkeypatch: pytest.MonkeyPatch,
                                                tmp_path: Path) -> None:
     monkeypatch.setenv("ASSAY_FIO", str(tmp_path / "gone" / "fio"))

@@ -96,9 +96,6 @@ def test_cleanup_deletes_snapshots_only_with_a_delete_template(tmp_path: Path) -
     assert (tmp_path / "b" / "s1").is_dir()
 
 
-@pytest.mark.xfail(strict=True, reason="busy() tells a missing template from a still-running "
-                                       "operation by looking for 'has no' in the error text, "
-                                       "which also holds the done command itself")
 def test_busy_with_a_done_command_that_says_has_no(tmp_path: Path) -> None:
     status = tmp_path / "status"
     status.write_text("rebuilding 40%\n")

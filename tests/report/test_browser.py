@@ -246,3 +246,57 @@ def test_an_aborted_run_without_series_still_renders(tmp_path: Path, open_report
     assert o.page.inner_text("#verdict .verdict") == "ABORTED"
     assert "No space left on device" in o.page.inner_text(".reason")
     assert "nothing was graded" in text and "No timeline steps ran" in text
+
+
+# translucent fill in a colour: X-Ray's band drawn behind the lines
+TINT = """([sel, rgb]) => {
+  const c = document.querySelector(sel);
+  const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+  let n = 0;
+  for (let i = 0; i < d.length; i += 4) {
+    if (d[i + 3] > 20 && d[i + 3] < 90 && Math.abs(d[i] - rgb[0]) < 30
+        && Math.abs(d[i + 1] - rgb[1]) < 30 && Math.abs(d[i + 2] - rgb[2]) < 30) n++;
+  }
+  return n;
+}"""
+
+
+def test_host_utilisation_and_the_xray_band_are_drawn(tmp_path: Path, open_report: Any) -> None:
+    import time
+
+    from assay.hosts.utilisation import HostProbe
+
+    run = copy_run(tmp_path)
+    probe = HostProbe()
+    rows = []
+    for t in range(1, 12):  # real probe readings, one per second of the fixture's clock
+        time.sleep(0.02)
+        row = {"t": float(t), "host": "local", **probe.sample()}
+        # a known send rate on top of the (idle) network, so its line is off the axis
+        row["net.test0.tx_mbps"], row["net.test0.rx_mbps"] = 5.0 + t, 0.0
+        rows.append(row)
+    (run / "hosts.ndjson").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    o = open_report(write_report(run))
+    page = o.page
+    assert o.errors == []
+    assert page.locator("#hosts").count() == 1
+    legend = page.inner_text("#hosts ~ .legend")
+    assert all(w in legend for w in ("busy", "user", "iowait", "memory", "received", "sent"))
+    # the palette's 1st, 5th and 7th colours: CPU busy, memory used, network sent
+    lines = {"busy": BLUE, "memory": [112, 72, 232], "sent": [176, 137, 0]}
+    for chart, line in (("host-cpu", "busy"), ("host-mem", "memory"), ("host-net", "sent")):
+        page.locator(f'.chart[data-chart="{chart}"]').scroll_into_view_if_needed()
+        page.wait_for_timeout(200)
+        px = page.evaluate(INK, [f'.chart[data-chart="{chart}"] canvas.base', lines[line]])
+        assert px["near"] > 50, f"{chart}: no {line} line drawn"
+    # the 95 % band around mail.db.read's 144.7 IO/s target, tinted in its colour
+    band = page.evaluate(TINT, ['.chart[data-chart="iops"] canvas.base', BLUE])
+    assert band > 2000
+    # hidden with its component, the band goes too
+    page.locator('.legend span[data-key="mail.db.read"]').first.click()
+    assert page.evaluate(TINT, ['.chart[data-chart="iops"] canvas.base', BLUE]) < band / 10
+
+
+def test_a_run_without_host_rows_says_so(tmp_path: Path, open_report: Any) -> None:
+    page = open_report(write_report(copy_run(tmp_path))).page
+    assert "No host utilisation was recorded" in page.inner_text("main")

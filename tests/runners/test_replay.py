@@ -20,7 +20,8 @@ def test_plays_the_dumps_in_order_with_the_recordings_clock(tmp_path):
     assert stamps == sorted(stamps) and len(stamps) >= 8
     assert fio.started < stamps[0]
     assert fio.wait() == 0
-    assert (tmp_path / "run.out.json").read_text() == (REPLAY / "steady" / "run.out.json").read_text()
+    recorded = (REPLAY / "steady" / "run.out.json").read_text()
+    assert (tmp_path / "run.out.json").read_text() == recorded
     assert {p.name for p in runner.fetch_logs()} == \
         {p.name for p in (REPLAY / "steady").glob("*_lat.*.log")}
 

@@ -72,10 +72,24 @@ def test_vdi_profiles():
 
 
 def test_micro_runs_corners_as_phases():
-    p = plan("{kind: micro, phase: 10s}", "timeline: {duration: 5s}\n")
+    p = plan("{kind: micro, phase: 10s, gap: 0}", "timeline: {duration: 5s}\n")
     assert p.duration == 40  # 4 corners x 10 s
     starts = sorted({c.start_s for c in p.components})
     assert starts == [0, 10, 20, 30]
+
+
+def test_four_corners_is_xrays_layout():
+    p = plan_text(builtin_scenarios()["four-corners"], "four-corners")
+    assert [s.name for s in p.streams] == ["randread", "seqread", "randwrite", "seqwrite"]
+    assert len(p.files) == 6 and {size for _, size in p.files} == {2 << 30}
+    for s in p.streams:
+        assert len(s.jobs) == 6 and all(j.options["iodepth"] == 128 for j in s.jobs)
+    windows = [(c.start_s, c.end_s) for c in p.components]
+    # a 300 s warm-up, then 60 s corners with 60 s idle between them
+    assert windows == [(300, 360), (420, 480), (540, 600), (660, 720)]
+    delays = [{j.options.get("startdelay") for j in s.jobs} for s in p.streams]
+    assert delays == [{None}, {"420s"}, {"540s"}, {"660s"}]
+    assert p.total_seconds == 720
 
 
 def test_user_fio_job_file(tmp_path):
@@ -126,6 +140,8 @@ def test_a_workload_window_must_fit_the_run():
 
 
 def test_duration_on_the_command_line_wins_over_the_corner_phase():
-    text = "name: t\nworkloads:\n  c: {kind: micro, phase: 30s}\n"
-    assert plan_text(text, "t.yaml").duration == 120
-    assert plan_text(text, "t.yaml", duration=8).duration == 8
+    text = "name: t\nworkloads:\n  c: {kind: micro, phase: 30s, gap: 10s}\n"
+    assert plan_text(text, "t.yaml").duration == 150
+    short = plan_text(text, "t.yaml", duration=15)
+    assert short.duration == 15  # corners and gaps shrink in proportion: 3 s and 1 s
+    assert [c.start_s for c in short.components] == [0, 4, 8, 12]

@@ -34,6 +34,9 @@ def render(template: str, variables: dict[str, object]) -> str:
     except (KeyError, IndexError) as e:
         raise ActionFailed(f"unknown variable {e} in {template!r} "
                            f"(known: {', '.join(sorted(variables))})") from None
+    except ValueError as e:  # a stray brace: `{{` and `}}` write literal ones
+        raise ActionFailed(f"{template!r}: {e} (write a literal brace as {{{{ or }}}})") \
+            from None
 
 
 def run(p: Params, ctx: ActionContext) -> str:

@@ -31,7 +31,9 @@ def requires(p: Params) -> set[str]:
     return {f"device.{p.op}"}
 
 
-def pick(devices: list[str], choice: str | int | None, what: str) -> str:
+def pick(devices: list[str], choice: str | int | None, what: str, first: bool = False) -> str:
+    """A device by node or 1-based index; by default the last (data devices: fail the newest)
+    or, with `first`, the first (spares: use them in order)."""
     if isinstance(choice, int) or (isinstance(choice, str) and choice.isdigit()):
         i = int(choice)
         if not 1 <= i <= len(devices):
@@ -42,17 +44,17 @@ def pick(devices: list[str], choice: str | int | None, what: str) -> str:
         return choice
     if not devices:
         raise ActionFailed(f"no {what} to choose from: name one")
-    return devices[-1]
+    return devices[0] if first else devices[-1]
 
 
 def run(p: Params, ctx: ActionContext) -> str:
     fs = ctx.fs
     if p.op == "add":
-        device = p.new_device or pick(fs.spare_devices(), p.device, "spare device")
+        device = p.new_device or pick(fs.spare_devices(), p.device, "spare device", first=True)
         new = None
     else:
         device = pick(fs.members(), p.device, "device")
-        new = p.new_device or (pick(fs.spare_devices(), None, "spare device")
+        new = p.new_device or (pick(fs.spare_devices(), None, "spare device", first=True)
                                if p.op == "replace" else None)
     ctx.details.update({"op": p.op, "device": device, "new_device": new})
     return fs.device_op(ctx, p.op, device, new) or f"{p.op} {device}"

@@ -26,6 +26,7 @@ VERBS = {
     "search": "search",
     "sweep": "sweep",
     "lab": "lab",
+    "hosts": "hosts",
     "clean": "clean",
 }
 

@@ -1,4 +1,5 @@
-"""`assay lab`: btrfs / XFS lab platforms on loop devices (create, list, destroy)."""
+"""`assay lab`: btrfs / XFS lab platforms on loop devices, and lab clusters of hosts in
+network namespaces (create, list, destroy)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from rich.table import Table
 from assay.console import make_console
 from assay.exitcodes import UserError
 from assay.platforms import lab as labs
+from assay.platforms import labcluster
 from assay.scenario.units import UnitError, format_size, parse_size
 
 root_option = click.option(
@@ -21,35 +23,46 @@ root_option = click.option(
 
 @click.group("lab")
 def command() -> None:
-    """Lab platforms: real btrfs and XFS filesystems on loop devices (needs root).
+    """Lab platforms: real btrfs and XFS filesystems on loop devices, and clusters of
+    hosts with their own sshd in network namespaces (needs root).
 
     \b
       assay lab create btrfs-raid1 --devices 3 --size 1GiB
       assay run rebuild-impact --lab btrfs-raid1
       assay lab destroy btrfs-raid1
+      assay lab create cluster --hosts 3       # prints its inventory file
+      assay hosts check --hosts INVENTORY
+      assay lab destroy cluster
     """
 
 
 @command.command("create")
-@click.argument("kind", type=click.Choice(list(labs.KINDS)))
+@click.argument("kind", type=click.Choice([*labs.KINDS, "cluster"]))
 @click.option("--name", help="Lab name (default: the kind).")
 @click.option("--devices", default=None, type=int,
               help="Data devices (btrfs-raid1: default 3; others: 1).")
 @click.option("--spares", default=None, type=int,
               help="Extra devices for add / replace (btrfs-raid1 default 1).")
-@click.option("--size", default="1GiB", show_default=True, help="Size of each device.")
+@click.option("--hosts", "hosts", default=3, show_default=True, type=int,
+              help="cluster: how many hosts (network namespaces with their own sshd).")
+@click.option("--size", default=None,
+              help="Size of each device (default 1GiB; cluster: 256MiB per host).")
 @click.option("--throttle-iops", default=0, type=int,
               help="Cap every device at this many read and write IOPS in runs on this lab "
                    "(a platform of known capacity).")
 @click.option("--json", "json_mode", is_flag=True, help="Print the lab's state as JSON.")
 @root_option
-def create(kind: str, name: str | None, devices: int | None, spares: int | None, size: str,
-           throttle_iops: int, json_mode: bool, root: Path | None) -> None:
-    """Create a KIND lab (btrfs, btrfs-raid1, xfs), mounted and ready as a run target."""
+def create(kind: str, name: str | None, devices: int | None, spares: int | None, hosts: int,
+           size: str | None, throttle_iops: int, json_mode: bool, root: Path | None) -> None:
+    """Create a KIND lab (btrfs, btrfs-raid1, xfs), mounted and ready as a run target; or a
+    `cluster` of --hosts hosts reached over SSH, with its Ansible inventory."""
     try:
-        nbytes = parse_size(size)
+        nbytes = parse_size(size or ("256MiB" if kind == "cluster" else "1GiB"))
     except UnitError as e:
         raise UserError(f"--size: {e}") from None
+    if kind == "cluster":
+        _create_cluster(name or kind, hosts, nbytes, json_mode, root)
+        return
     if throttle_iops < 0:
         raise UserError("--throttle-iops: must be 0 (no cap) or more")
     count = devices if devices is not None else (3 if kind == "btrfs-raid1" else 1)
@@ -71,17 +84,48 @@ def create(kind: str, name: str | None, devices: int | None, spares: int | None,
     click.echo(lab.snippet())
 
 
+def _create_cluster(name: str, hosts: int, nbytes: int, json_mode: bool,
+                    root: Path | None) -> None:
+    if nbytes < 64 << 20:
+        raise UserError("--size: a cluster host's filesystem needs 64MiB or more")
+    started = time.monotonic()
+    c = labcluster.create(name, hosts, nbytes, root)
+    if json_mode:
+        click.echo(json.dumps(labcluster.summary(c), indent=2))
+        return
+    con = make_console()
+    con.print(f"[green]lab cluster {c.name}[/]: {len(c.hosts)} host(s) on {c.subnet}.0/24, "
+              f"sshd in network namespaces ({time.monotonic() - started:.1f}s)")
+    for h in c.hosts:
+        con.print(f"  {h.name}  {h.address}  namespace {h.netns}  target {h.path} "
+                  f"({format_size(c.size)} ext4 on {h.loop})")
+    con.print(f"check them:  assay hosts check --hosts {c.inventory}")
+    con.print("the inventory:")
+    click.echo(c.inventory)
+
+
 @command.command("list")
 @click.option("--json", "json_mode", is_flag=True, help="Print the labs as JSON.")
 @root_option
 def list_(json_mode: bool, root: Path | None) -> None:
     """List the labs."""
     found = labs.list_labs(root)
+    clusters = labcluster.list_clusters(root)
     if json_mode:
-        click.echo(json.dumps([{**lab.__dict__, "target": lab.target()} for lab in found],
-                              indent=2))
+        click.echo(json.dumps([{**lab.__dict__, "target": lab.target()} for lab in found]
+                              + [labcluster.summary(c) for c in clusters], indent=2))
         return
     con = make_console()
+    if clusters:
+        ct = Table(show_edge=False, pad_edge=False)
+        for col in ("cluster", "status", "hosts", "subnet", "inventory", "created"):
+            ct.add_column(col, overflow="fold")
+        for c in clusters:
+            ct.add_row(c.name, c.status, " ".join(h.name for h in c.hosts), f"{c.subnet}.0/24",
+                       c.inventory, time.strftime("%Y-%m-%d %H:%M", time.localtime(c.created)))
+        con.print(ct)
+        if not found:
+            return
     if not found:
         con.print(f"no labs in {root or labs.lab_root()} (`assay lab create btrfs`)")
         return
@@ -101,13 +145,21 @@ def list_(json_mode: bool, root: Path | None) -> None:
 @click.option("--all", "everything", is_flag=True, help="Destroy every lab.")
 @root_option
 def destroy(name: str | None, everything: bool, root: Path | None) -> None:
-    """Unmount and delete lab NAME (or --all): its loop devices, images and state."""
+    """Unmount and delete lab NAME (or --all): its loop devices, images and state; for a
+    cluster also its namespaces, links, sshd processes and keys."""
     if bool(name) == everything:
         raise UserError("give a lab NAME or --all")
-    targets = labs.list_labs(root) if everything else [labs.load(str(name), root)]
     con = make_console()
+    clusters = labcluster.list_clusters(root) if everything else \
+        [labcluster.load(str(name), root)] if labcluster.is_cluster(str(name), root) else []
+    for c in clusters:
+        for line in labcluster.destroy(c):
+            con.print(f"lab {c.name}: {line}")
+    if clusters and not everything:
+        return
+    targets = labs.list_labs(root) if everything else [labs.load(str(name), root)]
     for lab in targets:
         for line in labs.destroy(lab):
             con.print(f"lab {lab.name}: {line}")
-    if not targets:
+    if not targets and not clusters:
         con.print("no labs to destroy")

@@ -40,12 +40,13 @@ def _component(plan: Plan, name: str, target: float | None) -> str:
     limited = any(j.options.get("rate_iops") or j.options.get("rate") for j in jobs)
     depth = sum(int(str(j.options.get("iodepth") or 1)) * int(str(j.options.get("numjobs") or 1))
                 for j in jobs)
+    stream = name.split(".")[1]
     if target and limited:
         text = f"{target:,.1f} IO/s, {'Poisson' if spec.poisson else 'even'} arrivals"
     elif target:
         text = f"closed loop, graded against {target:,.1f} IO/s"
-    elif not limited and jobs and name.split(".")[1].rstrip("0123456789") != name.split(".")[1]:
-        text = "one database of the server's, graded on its own"
+    elif stream.rstrip("0123456789") != stream:
+        text = f"one instance of {stream.rstrip('0123456789')}, graded on its own"
     else:
         text = "closed loop"
     text += f", {len(jobs)} jobs, {depth} outstanding"

@@ -23,7 +23,14 @@ from assay.fio.jsonstream import JsonStream
 
 
 def find_fio() -> str:
-    exe = os.environ.get("ASSAY_FIO") or shutil.which("fio")
+    given = os.environ.get("ASSAY_FIO")
+    if given:
+        exe = shutil.which(given)
+        if not exe:
+            raise UserError(f"ASSAY_FIO={given!r} is not an executable fio: set it to fio's "
+                            f"path, or unset it to use the fio on PATH")
+        return exe
+    exe = shutil.which("fio")
     if not exe:
         raise UserError("fio is not installed. Install it (Debian/Ubuntu: apt-get install fio; "
                         "`make demo` does it for you) or set ASSAY_FIO to its path.")

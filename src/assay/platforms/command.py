@@ -27,6 +27,10 @@ OPERATIONS = ("snapshot", "snapshot.delete", "device.fail", "device.remove", "de
               "done.replace")
 
 
+class TemplateError(ActionFailed):
+    """A command template that cannot be filled in (not a command that failed)."""
+
+
 class Driver(FsPlatform):
     name: ClassVar[str] = "command"
     actions: ClassVar[frozenset[str]] = frozenset(OPERATIONS)
@@ -49,9 +53,12 @@ class Driver(FsPlatform):
         quoted = {k: shlex.quote(str(v))
                   for k, v in {**self.variables(), **step_vars, **values}.items()}
         try:
-            return run(template.format(**quoted))
+            command = template.format(**quoted)
         except (KeyError, IndexError) as e:
-            raise ActionFailed(f"target.options.{op}: unknown variable {e}") from None
+            raise TemplateError(f"target.options.{op}: unknown variable {e}") from None
+        except ValueError as e:  # a stray brace
+            raise TemplateError(f"target.options.{op}: {template!r}: {e}") from None
+        return run(command)
 
     def snapshot_create(self, run: Runner, name: str) -> str:
         out = self._template(run, "snapshot", name=name)
@@ -71,11 +78,14 @@ class Driver(FsPlatform):
         return self._template(run, what)
 
     def busy(self, run: Runner, what: str) -> bool:
+        """The `done.<what>` command fails while the operation still runs."""
+        if not isinstance(self.target.options.get(f"done.{what}"), str):
+            raise ActionFailed(f"target.options has no `done.{what}` command")
         try:
             self._template(run, f"done.{what}")
-        except ActionFailed as e:
-            if "has no" in str(e):
-                raise
+        except TemplateError:
+            raise
+        except ActionFailed:
             return True
         return False
 

@@ -67,18 +67,28 @@ def check_block_device(device: str, force: bool) -> None:
     if not os.path.exists(device):
         raise UserError(f"target device {device} does not exist")
     real = os.path.realpath(device)
-    problems = []
     sig = subprocess.run(["blkid", "-p", "-o", "export", real], capture_output=True, text=True,
                          check=False)
-    for line in sig.stdout.splitlines():
-        if line.startswith(("TYPE=", "PTTYPE=")):
-            problems.append(line.replace("=", " ", 1).lower())
     with open("/proc/mounts", encoding="utf-8") as fh:
-        if any(line.split()[0] in (device, real) for line in fh):
-            problems.append("is mounted")
+        mounted = any(line.split()[0] in (device, real) for line in fh)
     holders = Path("/sys/class/block") / Path(real).name / "holders"
-    if holders.exists() and any(holders.iterdir()):
-        problems.append("is in use by another device")
+    problems = device_problems(sig.stdout, mounted, holders.exists() and any(holders.iterdir()))
     if problems and not force:
-        raise UserError(f"refusing to write to {device}: it {'; '.join(problems)}. Its data "
-                        f"would be destroyed. Pass --force only if that is what you want.")
+        raise UserError(refusal(device, problems))
+
+
+def device_problems(blkid_export: str, mounted: bool, in_use: bool) -> list[str]:
+    """Why a block device must not be written to, from `blkid -p -o export`, its mount and
+    its holders (shared with the remote check of a host's target, assay.hosts.check)."""
+    problems = [line.replace("=", " ", 1).lower() for line in blkid_export.splitlines()
+                if line.startswith(("TYPE=", "PTTYPE="))]
+    if mounted:
+        problems.append("is mounted")
+    if in_use:
+        problems.append("is in use by another device")
+    return problems
+
+
+def refusal(device: str, problems: list[str]) -> str:
+    return (f"refusing to write to {device}: it {'; '.join(problems)}. Its data would be "
+            f"destroyed. Pass --force only if that is what you want.")

@@ -7,6 +7,7 @@ current mkfs.xfs).
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from pathlib import Path
 from typing import ClassVar
@@ -34,7 +35,14 @@ class Driver(FsPlatform):
         dest = self.snapshot_dir() / name
         dest.mkdir(parents=True)
         entries = [str(p) for p in sorted(self.directory.iterdir()) if p.name != SNAPSHOT_DIR]
-        out = run(["cp", "-a", "--reflink=always", "-t", str(dest), *entries]) if entries else ""
+        try:
+            out = run(["cp", "-a", "--reflink=always", "-t", str(dest), *entries]) \
+                if entries else ""
+        except BaseException:  # no reflink, a full disk: leave no half-made copy behind
+            shutil.rmtree(dest, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                self.snapshot_dir().rmdir()
+            raise
         self.created_snapshots.append(name)
         return out or f"reflinked {len(entries)} entries into {dest}"
 

@@ -81,6 +81,9 @@ def run_data(run_dir: Path, run: RunRecord) -> dict[str, Any]:
         "phases": rundata.phases(run, last_t),
         "steps": rundata.steps(run_dir),
         "latency": rundata.latency_curves(run_dir, run),
+        "hosts": rundata.host_series(run_dir),
+        "host_stats": run.hosts,
+        "bands": rundata.xray_bands(run),
         # as stored: the report lists the facts the run recorded, no defaults
         "environment": sorted(flatten(run.environment.stored()).items()),
         "target": sorted(flatten(run.target.stored()).items()),

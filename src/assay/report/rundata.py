@@ -131,6 +131,43 @@ def chart_series(cols: dict[str, dict[str, list[Any]]],
     return out
 
 
+HOST_METRICS = ("cpu_pct", "cpu_user_pct", "cpu_system_pct", "cpu_iowait_pct", "mem_used_pct",
+                "net_rx_mbps", "net_tx_mbps")
+
+
+def host_series(run_dir: Path, max_points: int = MAX_POINTS) -> dict[str, dict[str, Any]]:
+    """host -> metric -> [[t...], [v...]] from hosts.ndjson (network summed over the NICs),
+    downsampled like the IO series."""
+    cols: dict[str, dict[str, list[Any]]] = {}
+    for row in _records(run_dir / "hosts.ndjson"):
+        t = row.get("t")
+        if not isinstance(t, int | float):
+            continue
+        c = cols.setdefault(str(row.get("host") or "local"), {k: [] for k in ("t", *HOST_METRICS)})
+        nets = {k: v for k, v in row.items() if k.startswith("net.") and isinstance(v, int | float)}
+        row = {**row, "net_rx_mbps": sum(v for k, v in nets.items() if k.endswith(".rx_mbps")),
+               "net_tx_mbps": sum(v for k, v in nets.items() if k.endswith(".tx_mbps"))}
+        c["t"].append(t)
+        for k in HOST_METRICS:
+            v = row.get(k)
+            c[k].append(v if isinstance(v, int | float) else None)
+    out: dict[str, dict[str, Any]] = {}
+    for host, data in cols.items():
+        out[host] = {}
+        for k in HOST_METRICS:
+            xs, ys = envelope_xy(data["t"], data[k], max_points)
+            out[host][k] = [[round(t, 3) for t in xs], ys]
+    return out
+
+
+def xray_bands(run: RunRecord) -> dict[str, list[float]]:
+    """component -> [low, high]: X-Ray's 95 % band, target ± 1.96·√target, of each fixed-rate
+    component (a 1 s sample of a Poisson process at the target falls in it 95 % of the time)."""
+    return {c: [round(s.target_iops - 1.96 * math.sqrt(s.target_iops), 2),
+                round(s.target_iops + 1.96 * math.sqrt(s.target_iops), 2)]
+            for c, s in run.stats.items() if s.target_iops}
+
+
 def _sample_lines(path: Path, cap: int) -> Iterator[str]:
     """All lines of a small file; evenly spread slices of a large one (cap the work)."""
     size = path.stat().st_size

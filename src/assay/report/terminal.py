@@ -46,6 +46,8 @@ def print_summary(console: Console, run: RunRecord, run_dir: Path) -> None:
     elif status in ("passed", "failed"):
         console.print("no thresholds declared: nothing was graded")
     _workload_tables(console, run)
+    _database_tables(console, run)
+    _host_table(console, run)
     _phase_table(console, run)
     for w in run.warnings:
         console.print(f"[yellow]warning:[/] {w}")
@@ -83,6 +85,52 @@ def _workload_tables(console: Console, run: RunRecord) -> None:
             pct = 100 * trans["achieved_iops"] / trans["target_iops"]
             console.print(f"  transactional IO/s: {trans['achieved_iops']:,.1f} achieved of "
                           f"{trans['target_iops']:,.1f} target ({pct:.1f}%)")
+
+
+def _database_tables(console: Console, run: RunRecord) -> None:
+    """Per database instance, as Jetstress' "Transactional I/O Performance" table."""
+    for wl, params in run.plan.workloads.items():
+        if params.get("kind") != "exchange" or int(params.get("databases") or 1) < 2:
+            continue
+        t = Table(title=f"Workload {wl}: per database (Jetstress' transactional I/O table)",
+                  title_justify="left", show_edge=False, pad_edge=False)
+        for col in ("instance", "DB reads/s", "read avg", "read max 15s", "DB writes/s",
+                    "write avg", "log writes/s", "log write avg", "log max 15s"):
+            t.add_column(col, justify="left" if col == "instance" else "right")
+        for i in range(1, int(params["databases"]) + 1):
+            r, w = run.stats.get(f"{wl}.db{i}.read"), run.stats.get(f"{wl}.db{i}.write")
+            lg = run.stats.get(f"{wl}.log{i}.write")
+            t.add_row(f"db{i}", _num(r.iops if r else None, "{:,.1f}"),
+                      format_latency_ms(r.lat_avg_ms if r else None),
+                      format_latency_ms(r.lat_max_sample_ms if r else None),
+                      _num(w.iops if w else None, "{:,.1f}"),
+                      format_latency_ms(w.lat_avg_ms if w else None),
+                      _num(lg.iops if lg else None, "{:,.1f}"),
+                      format_latency_ms(lg.lat_avg_ms if lg else None),
+                      format_latency_ms(lg.lat_max_sample_ms if lg else None))
+        console.print(t)
+        if params.get("mode") == "jetstress":
+            console.print("  load: closed-loop threads, graded achieved >= target (Jetstress)")
+        else:
+            console.print("  load: open loop at the target rate, Poisson arrivals; Jetstress "
+                          "runs closed-loop threads (`mode: jetstress`, docs/fidelity.md)")
+
+
+def _host_table(console: Console, run: RunRecord) -> None:
+    """Host utilisation over the measured window (hosts.ndjson holds each second)."""
+    if not run.hosts:
+        return
+    t = Table(title="Hosts", title_justify="left", show_edge=False, pad_edge=False)
+    for col in ("host", "CPU avg", "CPU max", "user", "system", "iowait", "memory",
+                "net rx MB/s", "net tx MB/s"):
+        t.add_column(col, justify="left" if col == "host" else "right")
+    for name, h in run.hosts.items():
+        pct = [_num(h.get(k), "{:.1f}%") for k in ("cpu_pct", "cpu_pct_max", "cpu_user_pct",
+                                                    "cpu_system_pct", "cpu_iowait_pct",
+                                                    "mem_used_pct")]
+        t.add_row(name, *pct, _num(h.get("net_rx_mbps"), "{:,.2f}"),
+                  _num(h.get("net_tx_mbps"), "{:,.2f}"))
+    console.print(t)
 
 
 def _phase_table(console: Console, run: RunRecord) -> None:

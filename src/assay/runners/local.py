@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from assay.fio.process import FioProcess, parse_only
-from assay.runners.base import CommandResult
+from assay.runners.base import CommandResult, FioRun
 
 
 class LocalRunner:
@@ -40,7 +40,7 @@ class LocalRunner:
         self._procs = procs
 
     def start(self, name: str, env: Mapping[str, str], *, at: float | None = None,
-              sections: Sequence[str] = ()) -> FioProcess:
+              sections: Sequence[str] = ()) -> FioRun:
         fio = FioProcess(self.workdir / name, self.workdir, name=Path(name).stem,
                          extra_args=[f"--section={s}" for s in sections],
                          cgroup_procs=self._procs, env=dict(env))

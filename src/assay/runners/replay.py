@@ -24,6 +24,7 @@ from pathlib import Path
 
 from assay.fio.jsonstream import split_documents
 from assay.runners.base import CommandResult, Document
+from assay.runners.local import LocalRunner
 
 
 class ReplayRun:
@@ -78,36 +79,22 @@ class ReplayRun:
         return "\n".join(meaningful[-lines:])
 
 
-class ReplayRunner:
+class ReplayRunner(LocalRunner):
+    """A LocalRunner (job files kept in the run directory, target sub-directories made) whose
+    fio is a recording."""
+
     def __init__(self, recording: Path, host: str, workdir: Path, speed: float | None = None):
+        super().__init__(host, workdir)
         self.recording = recording
-        self.workdir = workdir
         self.speed = speed
         self.now = time.time()  # the recording's clock, advanced by the dumps delivered
-        self._host = host
         self.started: list[str] = []  # job files started, in order (for tests)
-
-    @property
-    def host(self) -> str:
-        return self._host
 
     def clock(self) -> float:
         return self.now
 
-    def prepare(self, directory: Path, subdirs: Sequence[str]) -> None:
-        for sub in subdirs:
-            (directory / sub).mkdir(exist_ok=True)
-
-    def write_job(self, name: str, text: str) -> Path:
-        path = self.workdir / name
-        path.write_text(text, encoding="utf-8")
-        return path
-
     def check_job(self, name: str, env: Mapping[str, str]) -> str | None:
         return None  # the recording ran: fio accepted its job file
-
-    def confine(self, procs: Path | None) -> None:
-        pass
 
     def start(self, name: str, env: Mapping[str, str], *, at: float | None = None,
               sections: Sequence[str] = ()) -> ReplayRun:
@@ -115,10 +102,8 @@ class ReplayRunner:
         return ReplayRun(self, name)
 
     def fetch_logs(self) -> list[Path]:
-        out = []
-        for log in sorted(self.recording.glob("*_lat.*.log")):
-            out.append(Path(shutil.copy(log, self.workdir / log.name)))
-        return out
+        return [Path(shutil.copy(log, self.workdir / log.name))
+                for log in sorted(self.recording.glob("*_lat.*.log"))]
 
     def run(self, argv: Sequence[str], timeout: float = 60.0) -> CommandResult:
         return CommandResult(0, "", "")

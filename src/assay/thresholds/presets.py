@@ -11,7 +11,6 @@ the median of those samples.
 from __future__ import annotations
 
 
-
 def _jetstress(maximum: str) -> list[str]:
     return ["db.read.lat_avg <= 20ms", f"db.read.lat_max_sample <= {maximum}",
             "log.write.lat_avg <= 10ms", f"log.write.lat_max_sample <= {maximum}",

@@ -25,15 +25,16 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from assay.scenario.models import Percent, Size, WorkloadBase
 from assay.metrics.sampler import ComponentSpec
+from assay.scenario.models import Percent, Size, WorkloadBase
 from assay.workloads.base import BuildContext, DataFile, Pattern, Stream, build_stream
 
 IOPS_PER_MESSAGE = 0.00067
 HEADROOM = 1.2
 MiB = 1 << 20
 IOPS_PER_THREAD = 135  # Jetstress 2010 "Configuring Thread Count": DB IO/s of one thread
-LOG_SIZES = [(4096, 30), (8192, 70)]  # mean 6.9 KiB: Jetstress' 6-8 KB per log write
+# mean 6.9 KiB: Jetstress' 6-8 KB per log write
+LOG_SIZES: list[tuple[int, float]] = [(4096, 30.0), (8192, 70.0)]
 REPLICATION_BLOCK = 64 * 1024
 
 
@@ -96,6 +97,11 @@ def build(name: str, p: Params, ctx: BuildContext) -> list[Stream]:
     log_size = max(64 * MiB, min(p.db_bytes() // 20, 4 << 30)) // MiB * MiB
     log_files = [DataFile(f"{name}.log.{i + 1}.log", log_size) for i in range(p.databases)]
     jetstress = p.mode == "jetstress"
+    if not jetstress and p.load.model != "closed":
+        ctx.notes.append(f"{name}: open loop, Poisson arrivals at the target: latency at the "
+                         f"mailboxes' own rate. Jetstress runs closed-loop threads and passes "
+                         f"when achieved >= target; `mode: jetstress` does that "
+                         f"(docs/fidelity.md)")
     closed = p.load.model == "closed" or jetstress
     db_params = p.model_copy(update={"load": p.load.model_copy(update={
         "model": "closed", "threads": threads(p), "iodepth": p.load.iodepth or 1})}) \

@@ -187,7 +187,7 @@ var AssayCharts = (function () {
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, w, h);
     var xr = this.xRange(), x0 = xr[0], x1 = xr[1], log = this.log;
-    var ymin = Infinity, ymax = -Infinity, vis = this.visible();
+    var ymin = Infinity, ymax = -Infinity, vis = this.visible(), g0 = this.g;
     vis.forEach(function (s) {
       for (var i = 0; i < s.x.length; i++) {
         var v = s.y[i];
@@ -196,7 +196,8 @@ var AssayCharts = (function () {
         if (v > ymax) ymax = v;
       }
     });
-    var lo, hi, ticks;
+    var lo, hi, ticks, hb = this.opts.hbands || [];
+    hb.forEach(function (b) { if (!g0.hidden[b.key]) { ymin = Math.min(ymin, b.lo); ymax = Math.max(ymax, b.hi); } });
     if (!isFinite(ymax)) { ymin = log ? 0.1 : 0; ymax = 1; }
     if (log) {
       lo = Math.pow(10, Math.floor(Math.log10(ymin)));
@@ -206,7 +207,7 @@ var AssayCharts = (function () {
     } else {
       lo = Math.min(0, ymin);
       ticks = linTicks(lo, ymax > lo ? ymax * 1.05 : lo + 1, 5);
-      hi = Math.max(ticks[ticks.length - 1], ymax);
+      hi = Math.max(ticks[ticks.length - 1], ymax > 0 ? ymax * 1.05 : ymax);  // a flat line stays off the edge
     }
     var pw = w - m.l - m.r, ph = h - m.t - m.b;
     this.sx = function (x) { return m.l + (x - x0) / (x1 - x0) * pw; };
@@ -225,6 +226,14 @@ var AssayCharts = (function () {
       ctx.fillRect(a, m.t, z - a, ph);
       ctx.fillStyle = "#64748b";
       if (z - a > 40) ctx.fillText(b.name, a + 4, m.t + ph - 6);
+    });
+    // horizontal bands (X-Ray's 95 % band around a target rate), in the series' colour
+    hb.forEach(function (b) {
+      if (g0.hidden[b.key] || (log && b.lo <= 0)) return;
+      var top = Math.max(sy(b.hi), m.t), bot = Math.min(sy(b.lo), m.t + ph);
+      if (bot <= top) return;
+      ctx.globalAlpha = 0.16; ctx.fillStyle = b.color; ctx.fillRect(m.l, top, pw, Math.max(bot - top, 1));
+      ctx.globalAlpha = 1;
     });
     // grid and axes
     ctx.strokeStyle = "#eef0f3"; ctx.lineWidth = 1; ctx.fillStyle = "#616e7c";

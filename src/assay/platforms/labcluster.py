@@ -1,0 +1,334 @@
+"""A lab cluster: N hosts on this machine, each a network namespace with its own sshd.
+
+    assay lab create cluster --hosts 3     ->  <root>/cluster/inventory.ini
+    assay lab destroy cluster
+
+Each host gets a namespace `assay-<lab>-n<i>` holding one end of a veth pair, the other end
+on a bridge in this machine's namespace; the /24 is chosen in 10.213.0.0/16 among subnets no
+interface or route here uses, so the traffic never leaves the machine. In each namespace a
+real sshd (Debian's openssh-server) listens only on the host's address, with its own host
+key; the lab makes one ed25519 client key and a known_hosts file naming every host key.
+Each host has its own small ext4 filesystem on a loop device, mounted under the lab
+directory: sshd shares this machine's mount namespace (nsenter switches only the network),
+so the "host" sees it at the same path, its `assay_path`.
+
+The state (`cluster.json`) is written before each step that creates something, so destroy
+can always undo a half-made cluster, and it touches only what the state names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay.exitcodes import UserError
+from assay.platforms.lab import NAME, _attach, _backs, _is_mounted, _sh, lab_root
+
+STATE = "cluster.json"
+MAX_HOSTS = 32
+DEFAULT_SIZE = 256 << 20
+SSHD = "/usr/sbin/sshd"
+SSHD_CONFIG = """\
+ListenAddress {address}:22
+HostKey {hostkey}
+PidFile {pidfile}
+AuthorizedKeysFile {authorized_keys}
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PrintMotd no
+MaxSessions 64
+MaxStartups 64
+Subsystem sftp internal-sftp
+"""
+
+
+@dataclass
+class ClusterHost:
+    name: str
+    netns: str
+    veth: str  # this machine's end, on the bridge; the namespace's end is eth0
+    address: str
+    image: str = ""
+    loop: str = ""
+    mountpoint: str = ""
+    sshd_config: str = ""
+    pidfile: str = ""
+
+    @property
+    def path(self) -> str:
+        return str(Path(self.mountpoint) / "assay")
+
+
+@dataclass
+class Cluster:
+    name: str
+    root: str
+    subnet: str  # the first three octets: 10.213.X
+    bridge: str
+    size: int
+    hosts: list[ClusterHost] = field(default_factory=list)
+    status: str = "creating"
+    created: float = field(default_factory=time.time)
+    kind: str = "cluster"
+
+    @property
+    def key(self) -> str:
+        return str(Path(self.root) / "id_ed25519")
+
+    @property
+    def known_hosts(self) -> str:
+        return str(Path(self.root) / "known_hosts")
+
+    @property
+    def inventory(self) -> str:
+        return str(Path(self.root) / "inventory.ini")
+
+    def save(self) -> None:
+        tmp = Path(self.root) / f".{STATE}.tmp"
+        tmp.write_text(json.dumps({"schema_version": 1, **asdict(self)}, indent=2) + "\n",
+                       encoding="utf-8")
+        tmp.replace(Path(self.root) / STATE)
+
+    def host(self, name: str) -> ClusterHost:
+        for h in self.hosts:
+            if h.name == name:
+                return h
+        raise UserError(f"cluster {self.name} has no host {name!r} "
+                        f"({', '.join(h.name for h in self.hosts)})")
+
+
+def is_cluster(name: str, root: Path | None = None) -> bool:
+    return ((root or lab_root()) / name / STATE).exists()
+
+
+def load(name: str, root: Path | None = None) -> Cluster:
+    path = (root or lab_root()) / name / STATE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"no lab cluster {name!r} in {root or lab_root()}") from None
+    except (OSError, ValueError) as e:
+        raise UserError(f"cannot read {path}: {e}") from None
+    data.pop("schema_version", None)
+    data["hosts"] = [ClusterHost(**h) for h in data.get("hosts", [])]
+    return Cluster(**data)
+
+
+def list_clusters(root: Path | None = None) -> list[Cluster]:
+    base = root or lab_root()
+    if not base.is_dir():
+        return []
+    out = []
+    for d in sorted(base.iterdir()):
+        if (d / STATE).exists():
+            with contextlib.suppress(UserError, TypeError):
+                out.append(load(d.name, base))
+    return out
+
+
+def _preflight(name: str, hosts: int) -> None:
+    if not NAME.match(name):
+        raise UserError(f"lab name {name!r}: lower-case letters, digits, - and _ (max 40)")
+    if not 1 <= hosts <= MAX_HOSTS:
+        raise UserError(f"--hosts: 1 to {MAX_HOSTS}")
+    if os.geteuid() != 0:
+        raise UserError("a lab cluster needs root: network namespaces, loop devices, mounts")
+    missing = [t for t in ("ip", "nsenter", "ssh-keygen", "mkfs.ext4", "losetup")
+               if shutil.which(t) is None]
+    if not os.access(SSHD, os.X_OK):
+        missing.append(f"{SSHD} (Debian: openssh-server)")
+    if missing:
+        raise UserError(f"a lab cluster needs {', '.join(missing)}")
+    if subprocess.run(["ip", "netns", "list"], capture_output=True,
+                      check=False).returncode != 0:
+        raise UserError("network namespaces are not available here (`ip netns list` failed)")
+
+
+def _free_subnet(root: Path) -> str:
+    used = subprocess.run(["ip", "-4", "-o", "addr"], capture_output=True, text=True,
+                          check=False).stdout
+    used += subprocess.run(["ip", "-4", "route", "show", "table", "all"], capture_output=True,
+                           text=True, check=False).stdout
+    taken = {c.subnet for c in list_clusters(root)}
+    for x in range(1, 255):
+        net = f"10.213.{x}"
+        if net not in taken and f" {net}." not in f" {used}" and "10.213.0.0/16" not in used:
+            return net
+    raise UserError("no free /24 left in 10.213.0.0/16 for a lab cluster")
+
+
+def create(name: str, hosts: int, size: int = DEFAULT_SIZE, root: Path | None = None) -> Cluster:
+    """Build the cluster and write its inventory; on any failure, undo what was made."""
+    _preflight(name, hosts)
+    base = root or lab_root()
+    d = base / name
+    if (d / STATE).exists() or (d / "state.json").exists():
+        raise UserError(f"lab {name!r} already exists ({d}); `assay lab destroy {name}` first")
+    d.mkdir(parents=True, exist_ok=True)
+    d.chmod(0o700)
+    tag = "asy" + hashlib.sha1(name.encode()).hexdigest()[:5]
+    c = Cluster(name=name, root=str(d), subnet=_free_subnet(base), bridge=f"{tag}br",
+                size=size)
+    c.save()
+    try:
+        _sh(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"assay-lab-{name}",
+             "-f", c.key], "ssh-keygen")
+        shutil.copyfile(f"{c.key}.pub", d / "authorized_keys")
+        _sh(["ip", "link", "add", c.bridge, "type", "bridge"], "ip link add (bridge)")
+        _sh(["ip", "addr", "add", f"{c.subnet}.1/24", "dev", c.bridge], "ip addr add")
+        _sh(["ip", "link", "set", c.bridge, "up"], "ip link set up")
+        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation
+        known = []
+        for i in range(1, hosts + 1):
+            h = ClusterHost(name=f"n{i}", netns=f"assay-{name}-n{i}", veth=f"{tag}h{i}",
+                            address=f"{c.subnet}.{10 + i}")
+            c.hosts.append(h)
+            c.save()
+            known.append(_make_host(c, h))
+        Path(c.known_hosts).write_text("".join(known), encoding="utf-8")
+        for h in c.hosts:
+            _wait_listening(h.address)
+        write_inventory(c)
+        c.status = "ready"
+        c.save()
+    except BaseException:
+        destroy(c)
+        raise
+    return c
+
+
+def _make_host(c: Cluster, h: ClusterHost) -> str:
+    """Namespace, link, filesystem and sshd of one host; its known_hosts line."""
+    hd = Path(c.root) / h.name
+    hd.mkdir(exist_ok=True)
+    _sh(["ip", "netns", "add", h.netns], "ip netns add")
+    _sh(["ip", "link", "add", h.veth, "type", "veth", "peer", "name", f"{h.veth}p"],
+        "ip link add (veth)")
+    _sh(["ip", "link", "set", f"{h.veth}p", "netns", h.netns], "ip link set netns")
+    _sh(["ip", "-n", h.netns, "link", "set", f"{h.veth}p", "name", "eth0"], "ip link rename")
+    _sh(["ip", "link", "set", h.veth, "master", c.bridge], "ip link set master")
+    _sh(["ip", "link", "set", h.veth, "up"], "ip link set up")
+    _sh(["ip", "-n", h.netns, "addr", "add", f"{h.address}/24", "dev", "eth0"], "ip addr add")
+    for dev in ("lo", "eth0"):
+        _sh(["ip", "-n", h.netns, "link", "set", dev, "up"], "ip link set up")
+    h.image = str(hd / "disk.img")
+    with open(h.image, "wb") as fh:
+        fh.truncate(c.size)
+    c.save()
+    h.loop = _attach(Path(h.image))
+    c.save()
+    _sh(["mkfs.ext4", "-q", "-F", "-L", f"assay-{h.name}", h.loop], "mkfs.ext4")
+    h.mountpoint = str(hd / "mnt")
+    Path(h.mountpoint).mkdir(exist_ok=True)
+    _sh(["mount", h.loop, h.mountpoint], "mount")
+    c.save()
+    hostkey = hd / "ssh_host_ed25519_key"
+    _sh(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", h.name, "-f", str(hostkey)],
+        "ssh-keygen (host key)")
+    h.sshd_config, h.pidfile = str(hd / "sshd_config"), str(hd / "sshd.pid")
+    Path(h.sshd_config).write_text(SSHD_CONFIG.format(
+        address=h.address, hostkey=hostkey, pidfile=h.pidfile,
+        authorized_keys=Path(c.root) / "authorized_keys"), encoding="utf-8")
+    c.save()
+    _sh(["nsenter", f"--net=/run/netns/{h.netns}", SSHD, "-f", h.sshd_config,
+         "-E", str(hd / "sshd.log")], "sshd")
+    pub = Path(f"{hostkey}.pub").read_text(encoding="utf-8").split()
+    return f"{h.address} {pub[0]} {pub[1]}\n"
+
+
+def _wait_listening(address: str, timeout: float = 10.0) -> None:
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection((address, 22), timeout=1):
+                return
+        except OSError as e:
+            if time.monotonic() > end:
+                raise UserError(f"sshd on {address} does not answer: {e}") from None
+            time.sleep(0.05)
+
+
+def write_inventory(c: Cluster) -> None:
+    lines = [f"# lab cluster {c.name}: made by `assay lab create cluster`", f"[{c.name}]"]
+    lines += [f"{h.name} ansible_host={h.address} assay_path={h.path}" for h in c.hosts]
+    lines += ["", f"[{c.name}:vars]", "ansible_user=root", "ansible_port=22",
+              f"ansible_ssh_private_key_file={c.key}", f"assay_known_hosts={c.known_hosts}", ""]
+    Path(c.inventory).write_text("\n".join(lines), encoding="utf-8")
+
+
+def host_fail(c: Cluster, host: str) -> None:
+    """Cut a host off the network (its link goes down), as a failed host would be."""
+    h = c.host(host)
+    _sh(["ip", "-n", h.netns, "link", "set", "eth0", "down"], f"host_fail {host}")
+
+
+def host_recover(c: Cluster, host: str) -> None:
+    """Bring a cut-off host's link back."""
+    h = c.host(host)
+    _sh(["ip", "-n", h.netns, "link", "set", "eth0", "up"], f"host_recover {host}")
+
+
+def _pids(netns: str) -> list[str]:
+    return subprocess.run(["ip", "netns", "pids", netns], capture_output=True, text=True,
+                          check=False).stdout.split()
+
+
+def _kill_netns(h: ClusterHost) -> int:
+    """End every process in the host's namespace (its sshd and sessions): all ours."""
+    first = _pids(h.netns)
+    for sig in ("TERM", "KILL"):
+        if pids := _pids(h.netns):
+            subprocess.run(["kill", f"-{sig}", *pids], capture_output=True, check=False)
+        for _ in range(40):
+            if not _pids(h.netns):
+                return len(first)
+            time.sleep(0.05)
+    return len(first)
+
+
+def destroy(c: Cluster) -> list[str]:
+    """Stop, unmount, detach and delete exactly what the cluster's state names."""
+    done: list[str] = []
+    for h in c.hosts:
+        if Path("/run/netns", h.netns).exists():
+            n = _kill_netns(h)
+            subprocess.run(["ip", "netns", "del", h.netns], capture_output=True, check=False)
+            done.append(f"{h.name}: stopped {n} process(es), removed namespace {h.netns}")
+        if subprocess.run(["ip", "link", "show", h.veth], capture_output=True,
+                          check=False).returncode == 0:
+            subprocess.run(["ip", "link", "del", h.veth], capture_output=True, check=False)
+        if h.mountpoint and _is_mounted(Path(h.mountpoint)):
+            if subprocess.run(["umount", h.mountpoint], capture_output=True,
+                              check=False).returncode:
+                subprocess.run(["umount", "-l", h.mountpoint], capture_output=True, check=False)
+            done.append(f"{h.name}: unmounted {h.mountpoint}")
+        if h.loop and h.image and _backs(h.loop, [h.image]):
+            subprocess.run(["losetup", "-d", h.loop], capture_output=True, check=False)
+            done.append(f"{h.name}: detached {h.loop}")
+    if subprocess.run(["ip", "link", "show", c.bridge], capture_output=True,
+                      check=False).returncode == 0:
+        subprocess.run(["ip", "link", "del", c.bridge], capture_output=True, check=False)
+        done.append(f"removed bridge {c.bridge}")
+    root = Path(c.root)
+    if not any(h.mountpoint and _is_mounted(Path(h.mountpoint)) for h in c.hosts):
+        shutil.rmtree(root, ignore_errors=True)
+        done.append(f"removed {root}")
+    else:
+        done.append(f"kept {root}: a filesystem is still mounted under it")
+    return done
+
+
+def summary(c: Cluster) -> dict[str, Any]:
+    return {**asdict(c), "inventory": c.inventory, "known_hosts": c.known_hosts, "key": c.key}

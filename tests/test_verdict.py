@@ -1,0 +1,74 @@
+"""The verdict on real fio: per-database grading of an Exchange server, Jetstress' 15 s
+counter samples, and the hosts' utilisation in run.json, the summary and thresholds."""
+
+from __future__ import annotations
+
+import io
+import shutil
+
+import pytest
+from rich.console import Console
+
+from assay.report.terminal import print_summary
+from assay.results.rundir import read_ndjson, read_record
+from assay.verdict import host_summary
+from tests.conftest import needs_fio, needs_root
+
+EXCHANGE = """\
+name: two-databases
+workloads:
+  mail:
+    kind: exchange
+    mailboxes: 2000
+    databases: 2
+    dataset: 128MiB
+timeline:
+  warmup: 1s
+  duration: 6s
+  steps: [{steps}]
+thresholds:
+  - mail: jetstress-strict
+  - host.cpu_pct <= 100
+  - host.mem_used_pct_max <= 100
+"""
+
+
+@needs_fio
+@needs_root
+@pytest.mark.skipif(shutil.which("fsfreeze") is None, reason="fsfreeze is not installed")
+def test_a_150ms_stall_passes_jetstress_strict_graded_per_database(run_scenario, loopfs):
+    _, mnt = loopfs("xfs", "512M")
+    # writes block while the filesystem is frozen: the O_DSYNC log writes that arrive in
+    # those 150 ms take about 150 ms, every other IO is fast
+    freeze = (f"{{action: command, at: 3s, run: 'fsfreeze -f {mnt}; sleep 0.15; "
+              f"fsfreeze -u {mnt}'}}")
+    outcome, run = run_scenario(EXCHANGE.format(steps=freeze), target_dir=mnt)
+    stats = run["stats"]
+    slow = max(stats[c]["lat_max_ms"] for c in stats if c.startswith("mail.log"))
+    assert slow >= 100, "no IO waited for the thaw: the test proves nothing"
+    assert outcome.status == "passed", [t for t in run["thresholds"] if not t["passed"]]
+    graded = {(t["component"], t["metric"]) for t in run["thresholds"]}
+    for db in ("mail.db1.read", "mail.db2.read"):
+        assert (db, "lat_avg") in graded and (db, "lat_max_sample") in graded
+    assert ("mail.log2.write", "lat_max_sample") in graded
+    assert ("mail.db.read", "iops") in graded  # the server's target, as Jetstress
+    assert ("mail.db.read", "lat_avg") not in graded  # the pooled average hides a database
+    # hosts: a row per second in hosts.ndjson, statistics in run.json, graded
+    rows = list(read_ndjson(outcome.run_dir / "hosts.ndjson"))
+    assert len(rows) >= 5 and {"cpu_pct", "cpu_iowait_pct", "mem_used_pct"} <= set(rows[0])
+    assert 0 < run["hosts"]["local"]["mem_used_pct"] <= 100
+    assert any(t["component"] == "host.local" and t["passed"] for t in run["thresholds"])
+    # the terminal summary: Jetstress' per-database table and the hosts
+    buf = io.StringIO()
+    print_summary(Console(file=buf, width=200), read_record(outcome.run_dir), outcome.run_dir)
+    text = buf.getvalue()
+    assert "per database" in text and "db1" in text and "db2" in text
+    assert "Poisson arrivals" in text and "Hosts" in text
+
+
+def test_host_statistics_over_the_measured_window_only():
+    rows = [{"t": t, "host": "local", "cpu_pct": 10.0 * t, "net.eth0.rx_mbps": 1.0,
+             "net.eth1.rx_mbps": 2.0} for t in range(1, 6)]
+    s = host_summary(rows, 1.0, 4.0)["local"]
+    assert s["seconds"] == 3 and s["cpu_pct"] == 30 and s["cpu_pct_max"] == 40
+    assert s["net_rx_mbps"] == 3.0  # summed over the NICs
