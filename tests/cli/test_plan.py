@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -43,3 +44,14 @@ def test_plan_prints_the_job_files_a_run_stores(tmp_path):
     assert all(line in human.splitlines() for line in stored.splitlines() if line)
     assert "write_lat_log=" in stored  # the per-IO logs a run asks for are in the plan
     assert "fio --parse-only: ok" in human
+
+
+def test_cache_and_ftt_size_an_hcibench_working_set_by_its_rule(tmp_path):
+    """HCIBench: working set = cache x 0.25 (hybrid) / (FTT + 1)."""
+    out = assay("plan", "hcibench-4k70r", "--cache", "800GB", "--ftt", "1", "--set",
+                "io.media=hybrid", "--json", "--no-check", results=tmp_path, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    dataset = json.loads(out.stdout)["dataset_bytes"]
+    assert abs(dataset - 800e9 * 0.25 / 2) < 0.001 * 800e9 * 0.25 / 2  # whole MiB per file
+    none = assay("plan", "oltp-standard", "--cache", "1GB", results=tmp_path, cwd=tmp_path)
+    assert none.returncode == 2 and "HCIBench" in none.stderr

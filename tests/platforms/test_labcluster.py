@@ -32,7 +32,7 @@ def reachable(address: str, timeout: float = 0.5) -> bool:
         return False
 
 
-def leftovers(lab_dir: Path, name: str) -> list[str]:
+def leftovers(lab_dir: Path, name: str, tag: str) -> list[str]:
     """Anything of the lab still on this machine."""
     found = [f"netns {n}" for n in subprocess.run(["ip", "netns", "list"], capture_output=True,
                                                    text=True).stdout.split()
@@ -46,7 +46,7 @@ def leftovers(lab_dir: Path, name: str) -> list[str]:
                                                      capture_output=True, text=True).stdout.split()]
     found += [f"link {line}" for line in subprocess.run(["ip", "-o", "link"], capture_output=True,
                                                         text=True).stdout.splitlines()
-              if labcluster.hashlib.sha1(name.encode()).hexdigest()[:5] in line]
+              if tag in line]
     if (lab_dir / name).exists():
         found.append(f"directory {lab_dir / name}")
     return found
@@ -87,12 +87,16 @@ def test_create_check_fail_recover_destroy(tmp_path: Path) -> None:
             labcluster.host_fail(c, "n9")
         again = assay("lab", "create", "cluster", "--name", name, lab_dir=lab_dir)
         assert again.returncode == 2 and "already exists" in again.stderr
+        # the same name from another lab directory must not touch this one's namespaces
+        other = assay("lab", "create", "cluster", "--name", name, lab_dir=tmp_path / "other")
+        assert other.returncode == 2 and f"namespace assay-{name}-n1" in other.stderr
+        assert reachable(c.hosts[1].address)
     finally:
         t0 = time.monotonic()
         gone = assay("lab", "destroy", name, lab_dir=lab_dir)
         destroyed_in = time.monotonic() - t0
     assert gone.returncode == 0, gone.stderr
-    assert leftovers(lab_dir, name) == []
+    assert leftovers(lab_dir, name, c.bridge[:-2]) == []
     assert destroyed_in < 15
     assert not reachable(c.hosts[0].address, timeout=0.2)
 

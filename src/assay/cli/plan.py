@@ -62,12 +62,17 @@ def _component(plan: Plan, name: str, target: float | None) -> str:
 @click.option("--warmup", help="Warm-up, overriding the scenario's (e.g. 0, 30s).")
 @click.option("--set", "sets", multiple=True, metavar="WORKLOAD.PARAM=VALUE",
               help="Override a workload parameter, as `assay run --set` does (repeatable).")
+@click.option("--cache", metavar="SIZE", help="HCIBench workloads: the platform's total cache, "
+              "as `assay run --cache`.")
+@click.option("--ftt", type=click.IntRange(0, 3), help="HCIBench workloads: failures to "
+              "tolerate, as `assay run --ftt`.")
 @click.option("--json", "json_mode", is_flag=True, help="Print the plan as JSON.")
 @click.option("--fio", "fio_only", is_flag=True,
               help="Print only the job file a run writes (hosts/local/run.fio), byte for byte.")
 @click.option("--no-check", is_flag=True, help="Skip `fio --parse-only` (no fio needed).")
 def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple[str, ...],
-            json_mode: bool, fio_only: bool, no_check: bool) -> None:
+            cache: str | None, ftt: int | None, json_mode: bool, fio_only: bool,
+            no_check: bool) -> None:
     """Validate SCENARIO and print what a run would do, without doing any IO.
 
     The job files shown are the ones a run stores in its directory, byte for byte; they read
@@ -75,7 +80,8 @@ def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple
     """
     try:
         plan = planned(scenario, sets, duration_value(duration),
-                       duration_value(warmup, "--warmup", allow_zero=True))
+                       duration_value(warmup, "--warmup", allow_zero=True), cache=cache,
+                       ftt=ftt)
     except ScenarioInvalid as e:
         raise scenario_error(e) from None
     jobfile = plan.jobfile()

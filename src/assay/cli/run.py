@@ -12,6 +12,7 @@ from assay import leftovers
 from assay.cli.common import duration_value, results_option, results_root, scenario_error
 from assay.console import make_console
 from assay.engine import Engine, RunOptions
+from assay.exitcodes import UserError
 from assay.plan import Plan, ScenarioFile, TargetEdit
 from assay.platforms import lab as labs
 from assay.report.jsondoc import summary_document
@@ -40,11 +41,27 @@ def banner(console: Console, plan: Plan, target: str) -> None:
 
 
 def planned(scenario: str, sets: tuple[str, ...], duration: float | None,
-            warmup: float | None, target: TargetEdit | None = None) -> Plan:
+            warmup: float | None, target: TargetEdit | None = None,
+            cache: str | None = None, ftt: int | None = None) -> Plan:
     """The scenario's plan, with any `--set WORKLOAD.PARAM=VALUE` and target changes applied
     before its job files are rendered."""
     scn = ScenarioFile.read(scenario)
-    return scn.plan(scn.overrides(sets), duration, warmup=warmup, target=target)
+    return scn.plan(scn.overrides(sets + hcibench_sets(scn, cache, ftt)), duration,
+                    warmup=warmup, target=target)
+
+
+def hcibench_sets(scn: ScenarioFile, cache: str | None, ftt: int | None) -> tuple[str, ...]:
+    """--cache and --ftt as `--set` on every HCIBench workload (its working-set rule)."""
+    if cache is None and ftt is None:
+        return ()
+    data = scn.source.data if isinstance(scn.source.data, dict) else {}
+    names = [n for n, w in (data.get("workloads") or {}).items()
+             if isinstance(w, dict) and w.get("kind") == "hcibench"]
+    if not names:
+        raise UserError("--cache and --ftt size HCIBench workloads (kind: hcibench), and this "
+                        "scenario has none; e.g. `assay run hcibench-4k70r --cache 800GB`")
+    return tuple(f"{n}.{key}={value}" for n in names
+                 for key, value in (("cache", cache), ("ftt", ftt)) if value is not None)
 
 
 def target_edit(lab_name: str | None, target_path: str | None) -> TargetEdit | None:
@@ -75,6 +92,11 @@ def target_edit(lab_name: str | None, target_path: str | None) -> TargetEdit | N
 @click.option("--set", "sets", multiple=True, metavar="WORKLOAD.PARAM=VALUE",
               help="Override a workload parameter for this run, e.g. --set mail.dataset=64GiB "
                    "or --set db.load.pacing=poisson (repeatable; stored with the run).")
+@click.option("--cache", metavar="SIZE", help="HCIBench workloads: the platform's total cache "
+              "(e.g. 800GB); the working set is cache x 0.25 (hybrid) or x 0.75 (all-flash) "
+              "/ (FTT + 1), as HCIBench sizes it.")
+@click.option("--ftt", type=click.IntRange(0, 3), help="HCIBench workloads: failures to "
+              "tolerate (mirroring), with --cache.")
 @click.option("--keep", is_flag=True, help="Keep the data files of a temporary target.")
 @click.option("--fresh", is_flag=True, help="Prefill again even if the dataset is unchanged.")
 @click.option("--force", is_flag=True,
@@ -83,8 +105,8 @@ def target_edit(lab_name: str | None, target_path: str | None) -> TargetEdit | N
               help="Print one JSON document on stdout (human output goes to stderr).")
 @results_option
 def command(scenario: str, duration: str | None, warmup: str | None, target_path: str | None,
-            lab_name: str | None,
-            sets: tuple[str, ...], keep: bool, fresh: bool, force: bool, json_mode: bool,
+            lab_name: str | None, sets: tuple[str, ...], cache: str | None, ftt: int | None,
+            keep: bool, fresh: bool, force: bool, json_mode: bool,
             results: Path | None) -> None:
     """Run SCENARIO (a built-in name or a YAML file) and grade it.
 
@@ -95,7 +117,7 @@ def command(scenario: str, duration: str | None, warmup: str | None, target_path
     try:  # the lab's platform may lack an action the scenario asks for: checked in planning
         plan = planned(scenario, sets, duration_value(duration),
                        duration_value(warmup, "--warmup", allow_zero=True),
-                       target_edit(lab_name, target_path))
+                       target_edit(lab_name, target_path), cache, ftt)
     except ScenarioInvalid as e:
         raise scenario_error(e) from None
     target = plan.scenario.target

@@ -27,6 +27,7 @@ from assay.scenario.units import format_duration
 from assay.scenario.yamlsource import Issue, ScenarioInvalid
 from assay.thresholds.evaluate import expand, resolve
 from assay.thresholds.grammar import Threshold, ThresholdError
+from assay.thresholds.presets import jetstress_for
 from assay.workloads.base import BuildContext, Stream
 
 # Adjusts the validated target before the job files are rendered (--path, --lab)
@@ -90,7 +91,7 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
             run_seconds = max(run_seconds, module.duration(params, ctx))
     components = [ComponentInfo(c.component, c.target_iops) for s in streams
                   for c in s.components]
-    thresholds = _thresholds(resolved, components, issues)
+    thresholds = _thresholds(resolved, components, issues, sc.timeline.warmup + run_seconds)
     issues.extend(check_steps(resolved, thresholds, run_seconds, ctx.notes))
     if issues:
         raise ScenarioInvalid(issues)
@@ -142,13 +143,15 @@ def in_subdir(streams: list[Stream], subdir: str) -> None:
 
 
 def _thresholds(resolved: ResolvedScenario, components: list[ComponentInfo],
-                issues: list[Issue]) -> list[Threshold]:
+                issues: list[Issue], seconds: float) -> list[Threshold]:
     spec = resolved.scenario.thresholds
     src = resolved.source
     entries = (list(spec.items()) if isinstance(spec, dict)
                else [(i, e) for i, e in enumerate(spec)])
     out: list[Threshold] = []
     for key, value in entries:
+        if isinstance(value, str) and value.strip() == "jetstress":  # strict, or stress-run
+            value = jetstress_for(seconds)  # lenient, as Jetstress picks by the run's length
         try:
             parsed = expand({key: str(value)} if isinstance(key, str) else [value])
             for t in parsed:

@@ -176,9 +176,16 @@ def create(name: str, hosts: int, size: int = DEFAULT_SIZE, root: Path | None = 
     d = base / name
     if (d / STATE).exists() or (d / "state.json").exists():
         raise UserError(f"lab {name!r} already exists ({d}); `assay lab destroy {name}` first")
+    tag = "asy" + hashlib.sha1(str(d.resolve()).encode()).hexdigest()[:5]
+    clash = [f"namespace assay-{name}-n{i}" for i in range(1, hosts + 1)
+             if Path("/run/netns", f"assay-{name}-n{i}").exists()]
+    clash += [f"link {tag}br"] if subprocess.run(["ip", "link", "show", f"{tag}br"],
+                                                 capture_output=True).returncode == 0 else []
+    if clash:  # another lab's (another lab directory?): never touch it
+        raise UserError(f"lab cluster {name!r}: {', '.join(clash)} already exist(s) on this "
+                        f"machine; destroy that lab first, or choose another --name")
     d.mkdir(parents=True, exist_ok=True)
     d.chmod(0o700)
-    tag = "asy" + hashlib.sha1(name.encode()).hexdigest()[:5]
     c = Cluster(name=name, root=str(d), subnet=_free_subnet(base), bridge=f"{tag}br",
                 size=size)
     c.save()

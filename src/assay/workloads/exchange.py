@@ -36,6 +36,8 @@ IOPS_PER_THREAD = 135  # Jetstress 2010 "Configuring Thread Count": DB IO/s of o
 # mean 6.9 KiB: Jetstress' 6-8 KB per log write
 LOG_SIZES: list[tuple[int, float]] = [(4096, 30.0), (8192, 70.0)]
 REPLICATION_BLOCK = 64 * 1024
+BACKUP_BLOCK = 64 * 1024  # ESE reads 64 KiB for backup and log replay [inferred]
+RECOVERY_LOGS = 500  # Jetstress' LogFilesToReplay
 
 
 class Params(WorkloadBase):
@@ -55,6 +57,11 @@ class Params(WorkloadBase):
     mode: Literal["assay", "jetstress"] = Field(
         "assay", description="assay: open loop at the target rate; jetstress: closed-loop "
                              "threads, achieved >= target")
+    test: Literal["performance", "stress", "backup", "soft_recovery"] = Field(
+        "performance", description="Jetstress test type: performance and stress are the "
+                                   "transactional load (grade stress with jetstress-lenient, "
+                                   "or `jetstress` by run length); backup reads every database "
+                                   "sequentially; soft_recovery replays logs into the databases")
 
     @model_validator(mode="after")
     def _profile(self) -> Params:
@@ -96,6 +103,8 @@ def build(name: str, p: Params, ctx: BuildContext) -> list[Stream]:
     db_files = [DataFile(f"{name}.db.{i + 1}.edb", p.db_bytes()) for i in range(p.databases)]
     log_size = max(64 * MiB, min(p.db_bytes() // 20, 4 << 30)) // MiB * MiB
     log_files = [DataFile(f"{name}.log.{i + 1}.log", log_size) for i in range(p.databases)]
+    if p.test in ("backup", "soft_recovery"):
+        return recovery_tests(name, p, db_files, log_files, ctx)
     jetstress = p.mode == "jetstress"
     if not jetstress and p.load.model != "closed":
         ctx.notes.append(f"{name}: open loop, Poisson arrivals at the target: latency at the "
@@ -156,3 +165,35 @@ def per_database(stream: Stream, databases: int) -> None:
             jobs = [j for j in c.jobs if j == prefix or j.startswith(prefix + ".")]
             stream.components.append(ComponentSpec(
                 f"{stream.workload}.{stream.name}{i}.{c.direction}", jobs, c.direction))
+
+
+def recovery_tests(name: str, p: Params, db_files: list[DataFile], log_files: list[DataFile],
+                   ctx: BuildContext) -> list[Stream]:
+    """Jetstress' DatabaseBackup and SoftRecovery tests: as fast as the storage goes, one
+    reader per database, graded per database on MB/s (`db.read.mbps >= 50`, say)."""
+    closed = p.model_copy(update={"load": p.load.model_copy(update={"model": "closed",
+                                                                     "threads": 1})})
+    if p.test == "backup":
+        # a streaming (VSS-style) backup reads each database file front to back
+        backup = build_stream(name, "db", closed, db_files,
+                              Pattern([(BACKUP_BLOCK, 100)], 100, random=False, iodepth=1),
+                              description="database backup: 64k sequential reads")
+        if p.databases > 1:
+            per_database(backup, p.databases)
+        ctx.notes.append(f"{name}: Jetstress DatabaseBackup reads every database to its end; "
+                         f"assay reads for the run's duration and grades the MB/s per "
+                         f"database (time to back up = database size / MB/s)")
+        return [backup]
+    # soft recovery: log files read in order while their changes go to the database pages
+    logs = build_stream(name, "log", closed, log_files,
+                        Pattern([(BACKUP_BLOCK, 100)], 100, random=False, iodepth=1),
+                        transactional=False, description="log replay: 64k sequential reads")
+    db = build_stream(name, "db", closed, db_files,
+                      Pattern([(32768, 100)], p.read_pct, iodepth=4),
+                      description="replayed changes: 32k random database reads and writes")
+    if p.databases > 1:
+        per_database(logs, p.databases)
+        per_database(db, p.databases)
+    ctx.notes.append(f"{name}: Jetstress SoftRecovery replays {RECOVERY_LOGS} 1 MB logs per "
+                     f"database; replay time = {RECOVERY_LOGS} MB / the log read MB/s")
+    return [db, logs]
