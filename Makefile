@@ -5,7 +5,8 @@ SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
 # what a run needs, and what the tests add (lab filesystems, a browser for the HTML report)
-RUN_PACKAGES := fio util-linux procps
+# (libfuse3-3, fuse3: the fault server of `assay lab create ... --faulty`)
+RUN_PACKAGES := fio util-linux procps libfuse3-3 fuse3
 TEST_PACKAGES := $(RUN_PACKAGES) btrfs-progs btrfs-compsize xfsprogs chromium \
   openssh-server openssh-client iproute2 e2fsprogs
 APT_PACKAGES ?= $(RUN_PACKAGES)

@@ -12,7 +12,6 @@ second measured so far.
 from __future__ import annotations
 
 import contextlib
-import json
 import shutil
 import signal
 import time
@@ -27,7 +26,7 @@ from assay.hosts import cgroup
 from assay.hosts.cgroup import BlkioGroup
 from assay.hosts.fingerprint import block_device_facts
 from assay.hosts.utilisation import HostProbe
-from assay.metrics.sampler import Sample, Sampler
+from assay.metrics.sampler import Sample, Sampler, stored_line
 from assay.plan import LOCAL, RUN_JOB, Plan
 from assay.plan.model import variables
 from assay.platforms import driver
@@ -49,6 +48,7 @@ from assay.run_options import (
 )
 from assay.runinfo import initial_record
 from assay.runners import FioRun, Runner
+from assay.runners.base import fio_outcome
 from assay.scenario.units import format_size
 from assay.thresholds.live import LiveVerdict
 from assay.verdict import grade
@@ -208,7 +208,7 @@ class Engine:
         failure = getattr(timeline, "failure", None)  # a step that failed as the load ended
         if failure:
             return "aborted", failure
-        return _fio_status(rc, fio)
+        return fio_outcome(rc, fio)
 
     def _stop(self, fio: FioRun, sampler: Sampler, timeline: Timeline | None) -> None:
         """Stop fio and the timeline, keeping the seconds fio reported on its way out."""
@@ -227,18 +227,10 @@ class Engine:
     def _record(self, samples: list[Sample]) -> list[dict[str, Any]]:
         """Append a second's samples to the run directory; returns them as stored."""
         assert self.run_dir
-        out = []
-        for s in samples:
-            row = s.row()
-            self.run_dir.append("series.ndjson", row)
-            rec = {"t": row["t"], "dt": row["dt"], "c": s.component, "ios": s.ios,
-                   "bytes": s.bytes, "lat_sum_ns": s.lat_sum_ns, "lat_max_ns": s.lat_max_ns,
-                   "behind_s": row["behind_s"]}
-            bins = json.dumps(s.hist.to_json(), separators=(",", ":"))
-            self.run_dir.append_text("samples.ndjson",
-                                     json.dumps(rec, separators=(",", ":"))[:-1]
-                                     + f',"bins":{bins}}}')
-            out.append({**rec, "bins_json": bins})  # text: see sample_bins
+        out = [s.record() for s in samples]
+        for s, rec in zip(samples, out, strict=True):
+            self.run_dir.append("series.ndjson", s.row())
+            self.run_dir.append_text("samples.ndjson", stored_line(rec))
         self.samples.extend(out)
         return out
 
@@ -311,18 +303,3 @@ class Engine:
             if self.cgroup:
                 self.cgroup.remove()
             self.platform.cleanup(self.opt.keep)
-
-
-def _fio_status(rc: int, fio: FioRun) -> tuple[str, str]:
-    """How fio's end decides the run: done, or aborted with fio's own reason."""
-    if rc != 0:
-        tail = fio.stderr_tail()
-        if "No space left on device" in tail:
-            return "aborted", f"the target ran out of space during the run: {tail}"
-        return "aborted", f"fio exited with status {rc}: {tail}"
-    doc = fio.last_doc or {}
-    errors = [f"{j.get('jobname')}: error {j.get('error')}" for j in doc.get("jobs", [])
-              if j.get("error")]
-    if errors:
-        return "aborted", f"fio reported IO errors: {'; '.join(errors[:3])}"
-    return "done", ""

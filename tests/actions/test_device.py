@@ -125,3 +125,41 @@ def test_add_and_replace_default_to_the_first_spare(tmp_path: Path) -> None:
         device.run(p, context(fs, p))
     assert log.read_text().splitlines() == [f"add {nodes['s1']}",
                                             f"replace {nodes['d1']} {nodes['s1']}"]
+
+
+def test_fault_ops_need_their_keys() -> None:
+    assert device.requires(op(op="slow", latency="20ms")) == {"device.slow"}
+    assert op(op="slow", latency="20ms").latency == pytest.approx(0.02)
+    assert op(op="corrupt", offset="1MiB", length="4k").offset == 1 << 20
+    with pytest.raises(ValueError, match="op slow needs `latency`"):
+        op(op="slow")
+    with pytest.raises(ValueError, match="op corrupt needs `length`"):
+        op(op="corrupt", offset=0)
+    with pytest.raises(ValueError):
+        op(op="fail", mode="sideways")
+
+
+def test_only_a_faulty_target_offers_fault_ops(tmp_path: Path) -> None:
+    plain = Target(platform="btrfs", path=str(tmp_path))
+    faulty = Target(platform="btrfs", path=str(tmp_path), options={"faulty": True})
+    for name in ("btrfs", "xfs"):
+        assert not {"device.fail", "device.slow"} & driver(name).supports(plain)
+        assert {"device.fail", "device.slow", "device.corrupt", "device.heal"} <= \
+            driver(name).supports(faulty)
+
+
+def test_btrfs_without_a_faulty_lab_cannot_slow_a_device(machine: Machine) -> None:
+    fs = fs_platform(machine, "btrfs")
+    p = op(op="slow", latency="5ms")
+    with pytest.raises(ActionFailed, match="btrfs cannot slow a device"):
+        device.run(p, context(fs, p))
+
+
+def test_a_faulty_scenario_refuses_a_target_that_is_not_a_faulty_lab(machine: Machine) -> None:
+    from assay.exitcodes import UserError
+
+    _, mnt = machine.filesystem("btrfs")
+    fs = driver("btrfs")(Target(platform="btrfs", path=str(mnt / "data"),
+                                options={"faulty": True}))
+    with pytest.raises(UserError, match="needs a faulty lab"):
+        fs.prepare()

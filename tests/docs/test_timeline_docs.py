@@ -11,7 +11,8 @@ from assay.plan import load, plan_text
 
 DOC = Path(__file__).parents[2] / "docs" / "timeline.md"
 BLOCKS = re.findall(r"```yaml\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
-BUILTINS = ["snapshot-impact", "rebuild-impact", "compression-impact", "slow-disk", "colocation"]
+BUILTINS = ["snapshot-impact", "rebuild-impact", "compression-impact", "slow-disk", "colocation",
+            "disk-failure"]
 
 
 def test_the_doc_has_examples() -> None:

@@ -30,6 +30,8 @@ def command() -> None:
       assay lab create btrfs-raid1 --devices 3 --size 1GiB
       assay run rebuild-impact --lab btrfs-raid1
       assay lab destroy btrfs-raid1
+      assay lab create btrfs-raid1 --faulty --devices 2 --name faulty
+      assay run disk-failure --lab faulty      # a member fails (EIO), replaced by the spare
       assay lab create cluster --hosts 3       # prints its inventory file
       assay hosts check --hosts INVENTORY
       assay lab destroy cluster
@@ -50,10 +52,14 @@ def command() -> None:
 @click.option("--throttle-iops", default=0, type=int,
               help="Cap every device at this many read and write IOPS in runs on this lab "
                    "(a platform of known capacity).")
+@click.option("--faulty", is_flag=True,
+              help="Serve the devices through a fault server (FUSE), so that steps can fail, "
+                   "slow, corrupt and heal them: `device` op fail|slow|corrupt|heal.")
 @click.option("--json", "json_mode", is_flag=True, help="Print the lab's state as JSON.")
 @root_option
 def create(kind: str, name: str | None, devices: int | None, spares: int | None, hosts: int,
-           size: str | None, throttle_iops: int, json_mode: bool, root: Path | None) -> None:
+           size: str | None, throttle_iops: int, faulty: bool, json_mode: bool,
+           root: Path | None) -> None:
     """Create a KIND lab (btrfs, btrfs-raid1, xfs), mounted and ready as a run target; or a
     `cluster` of --hosts hosts reached over SSH, with its Ansible inventory."""
     try:
@@ -61,12 +67,14 @@ def create(kind: str, name: str | None, devices: int | None, spares: int | None,
     except UnitError as e:
         raise UserError(f"--size: {e}") from None
     if kind == "cluster":
+        if faulty:
+            raise UserError("--faulty is for btrfs, btrfs-raid1 and xfs labs")
         _create_cluster(name or kind, hosts, nbytes, json_mode, root)
         return
     if throttle_iops < 0:
         raise UserError("--throttle-iops: must be 0 (no cap) or more")
     count = devices if devices is not None else (3 if kind == "btrfs-raid1" else 1)
-    lab = labs.create(name or kind, kind, count, nbytes, spares, throttle_iops, root)
+    lab = labs.create(name or kind, kind, count, nbytes, spares, throttle_iops, root, faulty)
     if json_mode:
         click.echo(json.dumps({**lab.__dict__, "target": lab.target()}, indent=2))
         return
@@ -76,6 +84,9 @@ def create(kind: str, name: str | None, devices: int | None, spares: int | None,
               + (f"  spares {', '.join(lab.spares)}" if lab.spares else "")
               + f"  ({format_size(nbytes)} each)")
     con.print(f"  mounted at {lab.mountpoint}")
+    if faulty:
+        con.print(f"  faulty: served by a fault server (pid {lab.fuse_pid}) at {lab.fuse_mount}"
+                  f"; steps can `device` fail / slow / corrupt / heal them")
     if throttle_iops:
         con.print(f"  runs on it cap each device at {throttle_iops} read + {throttle_iops} "
                   f"write IOPS")
@@ -134,7 +145,8 @@ def list_(json_mode: bool, root: Path | None) -> None:
                 "mounted at", "created"):
         t.add_column(col)
     for lab in found:
-        t.add_row(lab.name, lab.kind, lab.status, " ".join(lab.devices), " ".join(lab.spares),
+        t.add_row(lab.name, lab.kind + (" (faulty)" if lab.faulty else ""), lab.status,
+                  " ".join(lab.devices), " ".join(lab.spares),
                   format_size(lab.size), labs.usage(lab), str(lab.throttle_iops or "-"),
                   lab.mountpoint, time.strftime("%Y-%m-%d %H:%M", time.localtime(lab.created)))
     con.print(t)

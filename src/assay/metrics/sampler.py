@@ -8,6 +8,7 @@ merged by summing — counts and bins add exactly.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,6 +65,22 @@ class Sample:
             "lat_p999_ms": _ms(pct[99.9]), "lat_max_ms": _ms(self.lat_max_ns),
             "target_iops": self.target_iops, "behind_s": round(self.behind_s, 3),
         }
+
+
+    def record(self) -> dict[str, Any]:
+        """What samples.ndjson keeps (counts, sums, the maximum, histogram bins) for exact
+        re-aggregation; the bins as JSON text (`bins_json`): a day of per-second dicts would
+        take gigabytes of memory, the text a tenth of it (see summary.sample_bins)."""
+        return {"t": round(self.t, 3), "dt": round(self.dt, 3), "c": self.component,
+                "ios": self.ios, "bytes": self.bytes, "lat_sum_ns": self.lat_sum_ns,
+                "lat_max_ns": self.lat_max_ns, "behind_s": round(self.behind_s, 3),
+                "bins_json": json.dumps(self.hist.to_json(), separators=(",", ":"))}
+
+
+def stored_line(record: dict[str, Any]) -> str:
+    """A `record()` as one samples.ndjson line, its bins inline (`"bins": {...}`)."""
+    head = {k: v for k, v in record.items() if k != "bins_json"}
+    return json.dumps(head, separators=(",", ":"))[:-1] + f',"bins":{record["bins_json"]}}}'
 
 
 def _ms(ns: float | None, scale: float = 1e-6) -> float | None:

@@ -82,6 +82,15 @@ class Driver(FsPlatform):
     def devices(self) -> list[str]:
         return self.members() or super().devices()
 
+    def devid(self, device: str) -> str:
+        """btrfs's id of member `device` (the node itself if it is not a member)."""
+        with contextlib.suppress(ActionFailed):
+            out = run_command(["btrfs", "filesystem", "show", self.mountpoint], timeout=30)
+            for found, path in re.findall(r"\bdevid\s+(\d+)\b.*\bpath (/dev/\S+)", out):
+                if path == device:
+                    return str(found)
+        return device
+
     def facts(self) -> dict[str, Any]:
         facts = super().facts()
         if self.directory is not None:
@@ -117,8 +126,13 @@ class Driver(FsPlatform):
             # in the foreground (-B): the step lasts as long as the rebuild, and a replace the
             # kernel cancels (ENOSPC, a read error) fails the step. In the background, a status
             # check can run before the forked child has even started the replace.
+            # The source by devid: naming its node makes btrfs read its super block, which a
+            # dead disk cannot give. A failing source (a faulty lab's `device fail`) is read
+            # only where no other copy exists (-r), as one would replace a dead disk.
             assert new_device
-            return run(["btrfs", "replace", "start", "-B", "-f", device, new_device, mnt])
+            avoid = ["-r"] if self.faulty() and _faulted(self.target.options, device) else []
+            return run(["btrfs", "replace", "start", "-B", "-f", *avoid,
+                        self.devid(device), new_device, mnt])
         raise ActionFailed(f"btrfs cannot {op} a device")
 
     def operation(self, run: Runner, what: str) -> str:
@@ -144,6 +158,12 @@ class Driver(FsPlatform):
             return "No balance found" not in run(["sh", "-c",
                                                   f"btrfs balance status '{mnt}' || true"])
         return False
+
+
+def _faulted(options: dict[str, Any], device: str) -> bool:
+    from assay.platforms import faulty
+
+    return faulty.faulted(options, device)
 
 
 def _property(path: Path) -> str:

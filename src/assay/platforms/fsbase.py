@@ -13,7 +13,7 @@ import os
 import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from assay.exitcodes import UserError
 from assay.hosts.fingerprint import mount_of
@@ -61,6 +61,14 @@ class FsPlatform(Platform):
     """A directory on a particular filesystem, with platform operations."""
 
     fstype = ""
+    fault_ops: ClassVar[frozenset[str]] = frozenset(
+        {"device.fail", "device.slow", "device.corrupt", "device.heal"})
+
+    @classmethod
+    def supports(cls, target: Target) -> frozenset[str]:
+        """On a faulty lab (`options.faulty`, see platforms/faulty.py) the driver can also
+        fail, slow, corrupt and heal its devices."""
+        return cls.actions | cls.fault_ops if target.options.get("faulty") else cls.actions
 
     def __init__(self, target: Target):
         super().__init__(target)
@@ -74,6 +82,11 @@ class FsPlatform(Platform):
         if not self.target.path:
             raise UserError(f"platform {self.name} needs target.path on a {self.fstype} "
                             f"filesystem (or `assay run ... --lab NAME`; see `assay lab create`)")
+        faulty = self.target.options.get("faulty")
+        if faulty and not isinstance(faulty, dict):
+            raise UserError("this scenario needs a faulty lab (target.options.faulty): `assay "
+                            "lab create btrfs-raid1 --faulty ...`, then `assay run ... --lab "
+                            "NAME`")
         path = Path(self.target.path)
         self.mount = mount_of(existing_parent(path))
         if self.fstype and self.mount.get("fstype") != self.fstype:
@@ -114,6 +127,15 @@ class FsPlatform(Platform):
 
     def device_op(self, run: Runner, op: str, device: str, new_device: str | None) -> str:
         raise ActionFailed(f"platform {self.name} cannot {op} a device")
+
+    def faulty(self) -> bool:
+        return bool(self.target.options.get("faulty"))
+
+    def fault(self, op: str, device: str, spec: dict[str, Any]) -> str:
+        """fail / slow / corrupt / heal a device of a faulty lab (IO from now on)."""
+        from assay.platforms import faulty
+
+        return faulty.apply(self.target.options, op, device, spec)
 
     def operation(self, run: Runner, what: str) -> str:
         """Start a background operation: scrub or rebuild."""

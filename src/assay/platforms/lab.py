@@ -7,6 +7,8 @@ A lab is a directory under the lab root ($ASSAY_LAB_DIR, default /var/lib/assay/
     <root>/<name>/state.json    kind, loop devices, images, mount point, caps (this module)
     <root>/<name>/dev1.img ...  sparse backing files
     <root>/<name>/mnt           the mounted filesystem; runs use <mnt>/data
+    <root>/<name>/store, fuse   a faulty lab's backing files and its fault server's mount
+                                (the loop devices sit on fuse/devN.img; platforms/faulty.py)
 
 state.json is written before each step that creates something, so `destroy` can always undo
 a half-made lab. Only what a lab's state names is ever unmounted, detached or deleted.
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.exitcodes import UserError
+from assay.platforms import faulty as faults
 from assay.scenario.models import Target, Throttle
 
 KINDS = {
@@ -55,6 +58,10 @@ class Lab:
     mountpoint: str = ""
     mounted: bool = False
     throttle_iops: int = 0  # a cap on each device for runs on this lab (known capacity)
+    faulty: bool = False  # devices served through the fault server (device fail/slow/...)
+    served: list[str] = field(default_factory=list)  # faulty: the FUSE files the loops use
+    fuse_pid: int = 0
+    fuse_mount: str = ""
     status: str = "creating"
     created: float = field(default_factory=time.time)
 
@@ -77,16 +84,28 @@ class Lab:
         """The scenario `target` that runs on this lab."""
         caps = [{"device": d, "read_iops": self.throttle_iops, "write_iops": self.throttle_iops}
                 for d in self.devices + self.spares] if self.throttle_iops else []
-        return {"platform": self.platform, "path": self.data_path,
-                "options": {"devices": self.devices + self.spares, "spares": self.spares,
-                            "lab": self.name},
+        options: dict[str, Any] = {"devices": self.devices + self.spares,
+                                   "spares": self.spares, "lab": self.name}
+        if self.faulty:
+            options["faulty"] = self.fault_control()
+        return {"platform": self.platform, "path": self.data_path, "options": options,
                 "throttle": caps}
+
+    def fault_control(self) -> dict[str, Any]:
+        """The control file and loop device → served member name (target.options.faulty)."""
+        return {"control": str(Path(self.fuse_mount) / "control"),
+                "members": {loop: Path(f).name for loop, f in
+                            zip(self.devices + self.spares, self.served, strict=False)}}
 
     def snippet(self) -> str:
         t = self.target()
         lines = ["target:", f"  platform: {t['platform']}", f"  path: {t['path']}",
                  "  options:", f"    devices: [{', '.join(t['options']['devices'])}]",
                  f"    spares: [{', '.join(t['options']['spares'])}]"]
+        if self.faulty:
+            f = t["options"]["faulty"]
+            lines.append(f"    faulty: {{control: {f['control']}, members: {{"
+                         + ", ".join(f"{k}: {v}" for k, v in f["members"].items()) + "}}")
         if t["throttle"]:
             lines.append("  throttle:")
             lines += [f"    - {{device: {c['device']}, read_iops: {c['read_iops']}, "
@@ -131,7 +150,7 @@ def list_labs(root: Path | None = None) -> list[Lab]:
 
 
 def create(name: str, kind: str, devices: int, size: int, spares: int | None = None,
-           throttle_iops: int = 0, root: Path | None = None) -> Lab:
+           throttle_iops: int = 0, root: Path | None = None, faulty: bool = False) -> Lab:
     """Make, mount and record a lab; on any failure, undo what was made."""
     if kind not in KINDS:
         raise UserError(f"lab kind {kind!r}: choose one of {', '.join(KINDS)}")
@@ -157,16 +176,25 @@ def create(name: str, kind: str, devices: int, size: int, spares: int | None = N
         raise UserError(f"lab {name!r} already exists ({d}); `assay lab destroy {name}` first")
     d.mkdir(parents=True, exist_ok=True)
     lab = Lab(name=name, kind=kind, root=str(d), size=size, mountpoint=str(d / "mnt"),
-              throttle_iops=throttle_iops)
+              throttle_iops=throttle_iops, faulty=faulty)
     lab.save()
     try:
+        if faulty:
+            (d / "store").mkdir(exist_ok=True)
         for i in range(devices + spares):
-            image = d / f"dev{i + 1}.img"
+            image = d / ("store" if faulty else "") / f"dev{i + 1}.img"
             with open(image, "wb") as fh:
                 fh.truncate(size)
             lab.images.append(str(image))
             lab.save()
-            loop = _attach(image)
+        if faulty:
+            lab.fuse_mount = str(d / "fuse")
+            lab.save()
+            lab.fuse_pid, _ = faults.start(d)
+            lab.served = [str(Path(lab.fuse_mount) / Path(i).name) for i in lab.images]
+            lab.save()
+        for i, served in enumerate(lab.served or lab.images):
+            loop = _attach(Path(served), direct=not faulty)
             (lab.devices if i < devices else lab.spares).append(loop)
             lab.save()
         if kind == "btrfs-raid1":
@@ -186,9 +214,10 @@ def create(name: str, kind: str, devices: int, size: int, spares: int | None = N
     return lab
 
 
-def _attach(image: Path) -> str:
-    """A loop device for `image`; direct IO so the page cache does not hold data twice."""
-    for extra in (["--direct-io=on"], []):
+def _attach(image: Path, direct: bool = True) -> str:
+    """A loop device for `image`; direct IO so the page cache does not hold data twice (not
+    over FUSE: the fault server opens its files in direct_io mode, so nothing is cached)."""
+    for extra in ([f"--direct-io={'on' if direct else 'off'}"], []):
         proc = subprocess.run(["losetup", "-f", "--show", *extra, str(image)],
                               capture_output=True, text=True, check=False)
         if proc.returncode == 0:
@@ -204,16 +233,22 @@ def destroy(lab: Lab) -> list[str]:
         if subprocess.run(["umount", str(mnt)], capture_output=True, check=False).returncode:
             subprocess.run(["umount", "-l", str(mnt)], capture_output=True, check=False)
         done.append(f"unmounted {mnt}")
+    files = lab.images + lab.served
     for loop in lab.devices + lab.spares:
-        if _backs(loop, lab.images):
+        if _backs(loop, files):
             subprocess.run(["losetup", "-d", loop], capture_output=True, check=False)
             done.append(f"detached {loop}")
+    if lab.faulty:
+        # the loops must be gone before the server: a loop over a vanished FUSE file fails
+        left = faults.wait_detached(lab.devices + lab.spares, lambda lp: _backs(lp, files))
+        done += [f"{lp} is still attached (in use?)" for lp in left]
+        done += faults.stop(lab.fuse_pid, lab.fuse_mount)
     for image in lab.images:
         Path(image).unlink(missing_ok=True)
     root = Path(lab.root)
-    for leftover in ("state.json", ".state.json.tmp"):
+    for leftover in ("state.json", ".state.json.tmp", faults.LOG):
         (root / leftover).unlink(missing_ok=True)
-    for p in (mnt, root):
+    for p in (mnt, root / "store", root):
         with contextlib.suppress(OSError):
             p.rmdir()
     done.append(f"removed {root}")
@@ -250,6 +285,9 @@ def apply(target: Target, lab: Lab) -> None:
     """
     if lab.status != "ready":
         raise UserError(f"lab {lab.name!r} is {lab.status}; destroy it and create it again")
+    if target.options.get("faulty") and not lab.faulty:
+        raise UserError(f"the scenario needs a faulty lab and {lab.name!r} is not one: `assay "
+                        f"lab create {lab.kind} --faulty ...`")
     t = lab.target()
     target.platform = t["platform"]
     target.path = t["path"]

@@ -78,3 +78,18 @@ class Runner(Protocol):
 
     def run(self, argv: Sequence[str], timeout: float = 60.0) -> CommandResult:
         """Run a command on the host."""
+
+
+def fio_outcome(rc: int, fio: FioRun) -> tuple[str, str]:
+    """How fio's end decides the run: done, or aborted with fio's own reason."""
+    if rc != 0:
+        tail = fio.stderr_tail()
+        if "No space left on device" in tail:
+            return "aborted", f"the target ran out of space during the run: {tail}"
+        return "aborted", f"fio exited with status {rc}: {tail}"
+    doc = fio.last_doc or {}
+    errors = [f"{j.get('jobname')}: error {j.get('error')}" for j in doc.get("jobs", [])
+              if j.get("error")]
+    if errors:
+        return "aborted", f"fio reported IO errors: {'; '.join(errors[:3])}"
+    return "done", ""

@@ -1,0 +1,246 @@
+"""fio on another host, reached over SSH: the Runner protocol with LocalRunner's semantics.
+
+    runner = SshRunner(host, run_dir / "hosts" / host.name)      # or, as the engine's factory:
+    factory = functools.partial(ssh_runner, inventory.load("inventory.ini"))
+
+Job files are kept in the run directory here and, byte for byte, in a remote run directory
+on the host (`$TMPDIR/assay-<run id>.XXXXXXXX`, made with mktemp), where fio runs and writes
+its logs. That directory belongs to a session-bound remote command: it is removed when the
+runner is closed, and also when this process dies (SIGKILL included), since the session
+then ends. Close the runner (`close()`, or use it as a context manager) at the end of a run.
+
+Time: `clock()` is this machine's clock plus the host's measured offset (the midpoint of the
+fastest of a few round trips), so an instant means the same moment on every host; `start`
+passes the instant to the host, which waits for it on its own clock.
+
+Not yet: no cgroup throttling on remote hosts (`confine` is a no-op).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from assay.exitcodes import UserError
+from assay.hosts.inventory import Host
+from assay.hosts.ssh import SshError, SshHost
+from assay.runners.base import CommandResult
+from assay.runners.sshfio import START, SshFioRun
+
+VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+SAFE = re.compile(r"[^A-Za-z0-9_.-]")
+LOG = re.compile(r"^[^/\n]*_lat\.[^/\n]*\.log$")
+# $1 a name for the directory; prints the directory made; removes it when the session ends
+ANCHOR = (
+    'd=$(mktemp -d "${TMPDIR:-/tmp}/assay-$1.XXXXXXXX") || exit 1; '
+    'trap \'rm -rf -- "$d"; exit 0\' TERM INT HUP; echo "$d"; '
+    'while :; do sleep 3600 >/dev/null 2>&1 & wait $!; done'
+)
+# $1 the target directory, then its sub-directories: made, and written to for real
+PREPARE = (
+    'd=$1; shift; mkdir -p -- "$d" || exit 3; '
+    't=$(mktemp -p "$d" .assay-probe.XXXXXX) || exit 3; rm -f -- "$t"; '
+    'for s; do mkdir -p -- "$d/$s" || exit 3; done'
+)
+LIST_LOGS = 'cd -- "$1" && for f in *_lat.*.log; do [ -f "$f" ] && printf "%s\\n" "$f"; done; :'
+
+
+class SshRunner:
+    def __init__(self, host: Host, workdir: Path, ssh: SshHost | None = None, *,
+                 run_id: str | None = None, accept_new: bool = False):
+        self.spec = host
+        self.workdir = workdir  # job files, raw output and logs: the run directory's copy
+        self.ssh = ssh or SshHost(host, accept_new=accept_new)
+        self._own_ssh = ssh is None
+        if run_id is None:  # the run directory's name: <run>/hosts/<host>/
+            run_id = workdir.parent.parent.name if workdir.parent.name == "hosts" \
+                else workdir.name
+        self.run_id = SAFE.sub("_", run_id)[:64] or "run"
+        self._offset: tuple[float, float] | None = None
+        self._anchor: subprocess.Popen[bytes] | None = None
+        self._remote: str | None = None
+        self._runs: list[SshFioRun] = []
+
+    def __enter__(self) -> SshRunner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def host(self) -> str:
+        return self.spec.name
+
+    @property
+    def target(self) -> str | None:
+        """The host's target (assay_path or assay_device), as the host sees it."""
+        return self.spec.target
+
+    # time
+
+    def measure_clock(self) -> tuple[float, float]:
+        """(offset, round trip) in seconds, measured now: the host's clock minus ours."""
+        self._offset = self.ssh.clock_offset()
+        return self._offset
+
+    @property
+    def offset(self) -> float:
+        return (self._offset or self.measure_clock())[0]
+
+    @property
+    def rtt(self) -> float:
+        return (self._offset or self.measure_clock())[1]
+
+    def clock(self) -> float:
+        return time.time() + self.offset
+
+    # files
+
+    @property
+    def remote_dir(self) -> str:
+        """The run's directory on the host (made at first use, removed by close())."""
+        if self._remote is None:
+            proc = self.ssh.popen(["sh", "-c", ANCHOR, "assay-anchor", self.run_id],
+                                  start_new_session=True)
+            assert proc.stdout is not None
+            line = proc.stdout.readline().decode("utf-8", errors="replace").strip()
+            if not line.startswith("/"):
+                err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+                _end(proc)
+                raise UserError(f"{self.host}: cannot make a run directory there (mktemp in "
+                                f"$TMPDIR or /tmp): {_last(err)}")
+            self._anchor, self._remote = proc, line
+        return self._remote
+
+    def prepare(self, directory: Path, subdirs: Sequence[str]) -> None:
+        r = self.run(["sh", "-c", PREPARE, "assay-prepare", str(directory),
+                      *[str(s) for s in subdirs]])
+        if r.returncode != 0:
+            raise UserError(f"{self.host}: cannot write to the target {directory} there "
+                            f"(user {self.spec.user or 'default'}): {_last(r.stderr)}")
+
+    def write_job(self, name: str, text: str) -> Path:
+        _plain(name)
+        data = text.encode("utf-8")
+        path = self.workdir / name
+        path.write_bytes(data)
+        remote = f"{self.remote_dir}/{name}"
+        proc = subprocess.run(self.ssh.argv(["sh", "-c", 'cat > "$1"', "assay-put", remote]),
+                              input=data, capture_output=True, timeout=60, check=False)
+        if proc.returncode != 0:
+            raise UserError(f"{self.host}: cannot write {remote}: "
+                            f"{_last(proc.stderr.decode(errors='replace'))}")
+        return path
+
+    def check_job(self, name: str, env: Mapping[str, str]) -> str | None:
+        r = self.run(self._in_dir(*_env(env), "fio", "--parse-only", _plain(name)))
+        if r.returncode != 0:
+            return (r.stderr or r.stdout).strip() or f"fio --parse-only exited {r.returncode}"
+        return None
+
+    def confine(self, procs: Path | None) -> None:
+        """No cgroup throttling on remote hosts yet: fio runs unconfined there."""
+
+    def start(self, name: str, env: Mapping[str, str], *, at: float | None = None,
+              sections: Sequence[str] = ()) -> SshFioRun:
+        """Start fio on the host at host time `at`; returns at once (several hosts can be
+        started for the same instant): `started` waits for the host's report."""
+        args = ["fio", "--output-format=json+", "--status-interval=1", _plain(name),
+                *[f"--section={s}" for s in sections]]
+        at_ns = 0 if at is None else round(at * 1e9)
+        # ssh in a session of its own, as a local fio is: a Ctrl-C on the terminal does not
+        # cut the session; the engine stops fio in order (its final report comes back)
+        proc = self.ssh.popen([*_env(env), "sh", "-c", START, "assay-fio", self.remote_dir,
+                               str(at_ns), *args], start_new_session=True)
+        run = SshFioRun(self, proc, Path(name).stem, at)
+        self._runs.append(run)
+        return run
+
+    def fetch_logs(self) -> list[Path]:
+        """fio's per-IO total latency logs (not clat/slat), copied into the run directory."""
+        listing = self.run(["sh", "-c", LIST_LOGS, "assay-logs", self.remote_dir])
+        if listing.returncode != 0:
+            raise SshError(f"{self.host}: cannot list fio's logs: {_last(listing.stderr)}")
+        out = []
+        for name in sorted(n for n in listing.stdout.splitlines() if LOG.match(n)):
+            local = self.workdir / name
+            with open(local, "wb") as fh:
+                proc = subprocess.run(self.ssh.argv(["cat", "--", f"{self.remote_dir}/{name}"]),
+                                      stdin=subprocess.DEVNULL, stdout=fh,
+                                      stderr=subprocess.PIPE, timeout=3600, check=False)
+            if proc.returncode != 0:
+                raise SshError(f"{self.host}: cannot copy {name}: "
+                               f"{_last(proc.stderr.decode(errors='replace'))}")
+            out.append(local)
+        return out
+
+    def run(self, argv: Sequence[str], timeout: float = 60.0) -> CommandResult:
+        return self.ssh.run(argv, timeout=timeout)
+
+    def close(self) -> None:
+        """Stop what still runs there, remove the remote run directory, end the connection."""
+        for run in self._runs:
+            if run.running:
+                run.stop(grace=5)
+            run.wait()
+        self._runs.clear()
+        if self._anchor is not None:
+            _end(self._anchor)
+            self._anchor = None
+            self._remote = None
+        if self._own_ssh:
+            self.ssh.close()
+
+    def _in_dir(self, *argv: str) -> list[str]:
+        return ["sh", "-c", 'cd -- "$1" && shift && exec "$@"', "assay-cd", self.remote_dir,
+                *argv]
+
+
+def ssh_runner(hosts: Mapping[str, Host] | Sequence[Host], name: str, workdir: Path,
+               **options: Any) -> SshRunner:
+    """The engine's RunnerFactory, given the inventory: functools.partial(ssh_runner, hosts)."""
+    by_name = hosts if isinstance(hosts, Mapping) else {h.name: h for h in hosts}
+    if name not in by_name:
+        raise UserError(f"host {name!r} is not in the inventory "
+                        f"({', '.join(sorted(by_name)) or 'no hosts'})")
+    return SshRunner(by_name[name], workdir, **options)
+
+
+def _env(env: Mapping[str, str]) -> list[str]:
+    """`env NAME=value ...`: the job file's variables, for the remote command."""
+    for key in env:
+        if not VAR.match(key):
+            raise ValueError(f"not a variable name: {key!r}")
+    return ["env", *[f"{k}={v}" for k, v in env.items()]]
+
+
+def _plain(name: str) -> str:
+    if not name or "/" in name or name.startswith((".", "-")) or "\n" in name:
+        raise ValueError(f"a job file name, not a path: {name!r}")
+    return name
+
+
+def _last(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return lines[-1] if lines else "no message"
+
+
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    """End a session-bound command: close its stdin (the host ends it), then wait."""
+    if proc.stdin is not None:
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+

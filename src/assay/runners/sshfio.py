@@ -1,0 +1,208 @@
+"""fio on another host, as a child of an SSH session, with its status dumps streamed back.
+
+The remote side is a small POSIX sh script (no Python needed there), run through
+SshHost.popen, so it lives in a process group that is ended when the session ends (our
+stdin, kept open for the whole run, reaches end of file: a normal end, or this process
+killed even by SIGKILL). The script:
+
+- sleeps until the instant asked for, computing the delay from the host's own clock in
+  integer nanoseconds (`date +%s%N`), in two steps (to 0.1 s before, then the rest), so
+  hosts started with the same instant begin within a few milliseconds;
+- reports on stderr when fio starts (the host's clock) and its pid, then fio's exit status;
+- guards fio's job processes: fio forks them and each calls setsid, so ending fio's group
+  does not reach them. A guard notes fio's children twice a second and, when the session
+  ends (the group gets SIGTERM), kills fio and every child it noted: what the local guard
+  (assay.fio.process) does for a local fio.
+
+Those report lines are taken out of stderr; everything else fio (or ssh) writes is kept, as
+FioProcess keeps it: stdout in <stem>.out.json, verbatim, stderr in <stem>.stderr.txt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import re
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+from assay.fio.jsonstream import JsonStream
+from assay.runners.base import Document
+
+if TYPE_CHECKING:
+    from assay.runners.ssh import SshRunner
+
+MARK = "assay-remote:"
+# $1 the remote run directory, $2 the instant in epoch nanoseconds (0: now), then fio's argv
+START = (
+    'cd -- "$1" || exit 125; at=$2; shift 2; '
+    'nap() { sleep "$(($1 / 1000000000)).$(printf %09d "$(($1 % 1000000000))")"; }; '
+    'if [ "$at" -gt 0 ]; then d=$((at - $(date +%s%N))); '
+    'if [ "$d" -gt 200000000 ]; then nap $((d - 100000000)); d=$((at - $(date +%s%N))); fi; '
+    'if [ "$d" -gt 0 ]; then nap "$d"; fi; fi; '
+    't=$(date +%s.%N); "$@" & f=$!; '
+    f'echo "{MARK} started=$t pid=$f" >&2; '
+    '( trap \'k=$(pgrep -d " " -P "$f") && kids="$kids $k"; '
+    'kill -KILL "$f" $kids 2>/dev/null; exit 0\' TERM; '
+    'kids=""; while kill -0 "$f" 2>/dev/null; do '
+    'k=$(pgrep -d " " -P "$f") && kids=$k; sleep 0.5; done ) >/dev/null 2>&1 & g=$!; '
+    'wait "$f"; rc=$?; kill -KILL "$g" 2>/dev/null; '
+    f'echo "{MARK} exit=$rc" >&2; exit "$rc"'
+)
+REPORT = re.compile(rf"^{MARK} (started=(?P<t>[0-9.]+) pid=(?P<pid>\d+)|exit=(?P<rc>\d+))$")
+
+
+class SshFioRun:
+    """One remote fio (the FioRun protocol)."""
+
+    def __init__(self, runner: SshRunner, proc: subprocess.Popen[bytes], stem: str,
+                 at: float | None):
+        self._runner = runner
+        self._proc = proc
+        self._at = at
+        self.stdout_path = runner.workdir / f"{stem}.out.json"
+        self.stderr_path = runner.workdir / f"{stem}.stderr.txt"
+        self.stream = JsonStream()
+        self.write_error = ""  # why fio's raw output could not be kept, if it could not
+        self._docs: queue.Queue[Document | None] = queue.Queue()
+        self._last: Document | None = None
+        self._started: float | None = None
+        self._reported = threading.Event()  # fio started, or the session ended before it
+        self.pid: int | None = None  # fio's pid on the host
+        self.remote_rc: int | None = None  # fio's exit status, as the host reported it
+        assert proc.stdout is not None and proc.stderr is not None
+        self._readers = [threading.Thread(target=self._read_out, args=(proc.stdout,),
+                                          daemon=True),
+                         threading.Thread(target=self._read_err, args=(proc.stderr,),
+                                          daemon=True)]
+        for t in self._readers:
+            t.start()
+
+    @property
+    def started(self) -> float:
+        """The host's clock when fio started (waits for the instant it was started at)."""
+        limit = max(0.0, (self._at or 0) - self._runner.clock()) + 60
+        self._reported.wait(limit)
+        if self._started is None:  # fio never started: wait() and stderr_tail() say why
+            return self._at if self._at is not None else self._runner.clock()
+        return self._started
+
+    @property
+    def last_doc(self) -> Document | None:
+        return self._last
+
+    def _read_out(self, out: IO[bytes]) -> None:
+        raw: IO[bytes] | None = None
+        try:
+            raw = open(self.stdout_path, "wb")  # noqa: SIM115
+        except OSError as e:
+            self.write_error = f"cannot keep fio's output: {e.strerror}: {self.stdout_path}"
+        for line in out:
+            if raw is not None:
+                try:
+                    raw.write(line)
+                    raw.flush()
+                except OSError as e:  # a full results disk: keep reading fio, say so after
+                    self.write_error = f"cannot keep fio's output: {e.strerror}: " \
+                                       f"{self.stdout_path}"
+                    raw = None
+            for doc in self.stream.feed(line.decode("utf-8", errors="replace")):
+                self._docs.put(doc)
+        for doc in self.stream.close():
+            self._docs.put(doc)
+        if raw is not None:
+            with contextlib.suppress(OSError):
+                raw.close()
+        self._docs.put(None)
+
+    def _read_err(self, err: IO[bytes]) -> None:
+        try:
+            keep: IO[bytes] | None = open(self.stderr_path, "wb")  # noqa: SIM115
+        except OSError:
+            keep = None
+        for line in err:
+            m = REPORT.match(line.decode("utf-8", errors="replace").rstrip("\n"))
+            if m and m.group("t"):
+                self._started, self.pid = float(m.group("t")), int(m.group("pid"))
+                self._reported.set()
+            elif m:
+                self.remote_rc = int(m.group("rc"))
+            elif keep is not None:
+                with contextlib.suppress(OSError):
+                    keep.write(line)
+                    keep.flush()
+        if keep is not None:
+            with contextlib.suppress(OSError):
+                keep.close()
+        self._reported.set()
+
+    def documents(self, poll: float = 0.2) -> Iterator[Document | None]:
+        while True:
+            try:
+                doc = self._docs.get(timeout=poll)
+            except queue.Empty:
+                yield None
+                continue
+            if doc is None:
+                return
+            self._last = doc
+            yield doc
+
+    def stop(self, grace: float = 10.0) -> None:
+        """SIGINT to the remote fio (it prints its final report); if it has not ended after
+        `grace`, end the session, which kills fio and its job processes there."""
+        if self._proc.poll() is not None:
+            return
+        end = time.monotonic() + grace
+        if self.pid is not None:
+            # fio ignores SIGINT until it installs its handler: ask again if it was too early
+            for attempt in range(2):
+                self._runner.ssh.run(["kill", "-INT", str(self.pid)], timeout=grace)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self._proc.wait(timeout=max(0.1, min(2.0, end - time.monotonic()))
+                                    if attempt == 0 else max(0.1, end - time.monotonic()))
+                if self._proc.poll() is not None:
+                    return
+        self._hang_up()
+
+    def _hang_up(self) -> None:
+        """End the session: the host kills fio and its job processes."""
+        if self._proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self._proc.stdin.close()
+        try:
+            self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+
+    @property
+    def running(self) -> bool:
+        return self._proc.poll() is None
+
+    def wait(self) -> int:
+        """fio's exit status as the host reported it (negative: killed by that signal);
+        without a report (the session failed), ssh's status: stderr_tail() says why."""
+        rc = self._proc.wait()
+        for t in self._readers:
+            t.join(timeout=10)
+        if self._proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self._proc.stdin.close()
+        if self.remote_rc is None:
+            return rc
+        if 128 < self.remote_rc < 128 + 65:  # sh's status of a process killed by a signal
+            return 128 - self.remote_rc
+        return self.remote_rc
+
+    def stderr_tail(self, lines: int = 5) -> str:
+        try:
+            text = Path(self.stderr_path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        meaningful = [ln for ln in text.splitlines() if ln.strip()]
+        return "\n".join(meaningful[-lines:])

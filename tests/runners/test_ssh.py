@@ -1,0 +1,237 @@
+"""SshRunner on a real lab cluster (sshd in network namespaces) with real fio: the same
+behaviours as LocalRunner's, plus a synchronised start across hosts and nothing left running
+on a host when the process holding the sessions is killed outright."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from assay.exitcodes import UserError
+from assay.platforms.labcluster import Cluster
+from assay.runners import Runner
+from assay.runners.ssh import SshRunner, ssh_runner
+from tests.conftest import needs_fio
+from tests.runners.test_local import JOB
+from tests.sshlab import cluster, hosts_of, needs_netns  # noqa: F401
+
+pytestmark = [needs_netns, needs_fio]
+
+
+def env_of(runner: SshRunner) -> dict[str, str]:
+    assert runner.target
+    return {"ASSAY_TARGET": runner.target, "ASSAY_DIRECT": "0"}
+
+
+def fio_on(c: Cluster) -> dict[str, list[str]]:
+    """fio processes (fio itself and its job processes) in each host's namespace."""
+    out: dict[str, list[str]] = {}
+    for h in c.hosts:
+        pids = subprocess.run(["ip", "netns", "pids", h.netns], capture_output=True,
+                              text=True).stdout.split()
+        for pid in pids:
+            try:
+                comm = Path(f"/proc/{pid}/comm").read_text().strip()
+            except OSError:
+                continue
+            if comm == "fio":
+                out.setdefault(h.name, []).append(pid)
+    return out
+
+
+@pytest.fixture
+def runners(cluster: Cluster, tmp_path: Path):  # noqa: F811
+    """One prepared runner per lab host, closed afterwards."""
+    made = []
+    for h in hosts_of(cluster):
+        work = tmp_path / "hosts" / h.name
+        work.mkdir(parents=True)
+        r = SshRunner(h, work)
+        made.append(r)
+        assert r.target
+        r.prepare(Path(r.target), [])
+    yield made
+    for r in made:
+        r.close()
+
+
+def test_job_file_is_kept_verbatim_here_and_there_and_checked_by_fio(runners) -> None:
+    runner = runners[0]
+    text = JOB % "2s" + "# ünïcode, a tab\t and a CR\r\n"
+    path = runner.write_job("run.fio", text)
+    assert path.read_bytes() == text.encode()
+    remote = runner.run(["sha256sum", f"{runner.remote_dir}/run.fio"]).stdout.split()[0]
+    assert remote == hashlib.sha256(text.encode()).hexdigest()
+    assert runner.check_job("run.fio", env_of(runner)) is None
+    runner.write_job("bad.fio", "[x]\nrw=sideways\n")
+    assert "sideways" in (runner.check_job("bad.fio", env_of(runner)) or "")
+    started = runner.start("bad.fio", env_of(runner))  # fio's own status, not ssh's
+    assert not [d for d in started.documents() if d is not None] and started.wait() == 1
+    assert "sideways" in started.stderr_tail()
+    # the remote run directory is the runner's: removed when it is closed
+    where = runner.remote_dir
+    runner.close()
+    assert not Path(where).exists()  # the lab's hosts share this machine's filesystem
+
+
+def test_starts_at_the_instant_streams_each_second_and_fetches_logs(runners) -> None:
+    runner = runners[0]
+    assert abs(runner.offset) < 0.005 and 0 < runner.rtt < 0.1  # one machine: one clock
+    runner.write_job("run.fio", JOB % "3s")
+    at = runner.clock() + 1.0
+    fio = runner.start("run.fio", env_of(runner), at=at, sections=["a"])
+    assert at <= fio.started < at + 0.05, fio.started - at  # the host's clock
+    arrived, docs = [], []
+    for d in fio.documents():
+        if d is not None:
+            arrived.append(time.monotonic())
+            docs.append(d)
+    assert fio.wait() == 0, fio.stderr_tail()
+    assert len(docs) >= 3 and fio.last_doc is docs[-1]  # one dump a second, then the report
+    gaps = sorted(b - a for a, b in zip(arrived, arrived[1:], strict=False))
+    assert 0.7 < gaps[len(gaps) // 2] < 1.3, gaps  # streamed as they come, not at the end
+    assert {j["jobname"] for d in docs for j in d["jobs"]} == {"a"}  # only that section
+    logs = runner.fetch_logs()
+    assert [p.name for p in logs] == ["a_lat.1.log"] and logs[0].stat().st_size > 0
+    assert not list(runner.workdir.glob("*_clat.*")) and not list(runner.workdir.glob("*_slat.*"))
+    assert (runner.workdir / "run.out.json").read_text().lstrip().startswith("{")  # verbatim
+    assert "assay-remote" not in (runner.workdir / "run.stderr.txt").read_text()
+
+
+def test_stop_ends_fio_early_and_keeps_its_final_report(runners, cluster: Cluster) -> None:  # noqa: F811
+    runner = runners[1]
+    runner.write_job("run.fio", JOB % "60s")
+    fio = runner.start("run.fio", env_of(runner))
+    t0 = time.monotonic()
+    for doc in fio.documents():
+        if doc is not None:
+            break
+    assert fio_on(cluster).get(runner.host)
+    fio.stop()
+    rest = [d for d in fio.documents() if d is not None]
+    assert fio.wait() == 128  # what fio itself exits with when stopped by SIGINT
+    assert time.monotonic() - t0 < 15
+    assert rest and fio.last_doc is rest[-1] and rest[-1]["jobs"]  # the final report
+    assert not fio_on(cluster).get(runner.host)
+
+
+def test_three_hosts_started_for_one_instant_begin_together(runners) -> None:
+    for r in runners:
+        r.write_job("run.fio", JOB % "1s")
+    at = max(r.clock() for r in runners) + 1.5
+    runs = [r.start("run.fio", env_of(r), at=at, sections=["b"]) for r in runners]
+    started = [f.started for f in runs]
+    for f in runs:
+        list(f.documents())
+        assert f.wait() == 0, f.stderr_tail()
+    skew = max(started) - min(started)
+    print(f"\nstart skew over {len(runs)} hosts: {skew * 1000:.1f} ms "
+          f"(late after the instant: {[round((s - at) * 1000, 1) for s in started]} ms)")
+    assert all(s >= at for s in started)
+    assert skew < 0.020
+
+
+KILLED = """\
+import sys, time
+from pathlib import Path
+from assay.hosts import inventory
+from assay.runners.ssh import SshRunner
+job, base = sys.argv[2], Path(sys.argv[3])
+for h in inventory.load(sys.argv[1]):
+    (base / h.name).mkdir()
+    r = SshRunner(h, base / h.name)
+    r.write_job("run.fio", job)
+    f = r.start("run.fio", {"ASSAY_TARGET": h.path, "ASSAY_DIRECT": "0"})
+    print(h.name, f.started, r.remote_dir, r.ssh.control.parent, flush=True)
+time.sleep(600)
+"""
+
+
+def test_sigkill_of_the_session_holder_leaves_nothing_on_any_host(cluster: Cluster,  # noqa: F811
+                                                                  tmp_path: Path) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", KILLED, cluster.inventory, JOB % "60s",
+                             str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    lines = [proc.stdout.readline().split() for _ in cluster.hosts]
+    remote_dirs = [w[2] for w in lines]
+    end = time.monotonic() + 10
+    while time.monotonic() < end:  # fio and its job processes running on every host
+        running = fio_on(cluster)
+        if all(len(running.get(h.name, [])) >= 3 for h in cluster.hosts):
+            break
+        time.sleep(0.1)
+    assert all(len(running.get(h.name, [])) >= 3 for h in cluster.hosts), running
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    killed = time.monotonic()
+    while fio_on(cluster) and time.monotonic() < killed + 10:
+        time.sleep(0.1)
+    assert not fio_on(cluster), fio_on(cluster)
+    print(f"\nno fio left on any host {time.monotonic() - killed:.2f} s after SIGKILL")
+    while any(Path(d).exists() for d in remote_dirs) and time.monotonic() < killed + 10:
+        time.sleep(0.1)
+    assert not any(Path(d).exists() for d in remote_dirs)  # the remote run directories too
+    for w in lines:  # the killed process's control sockets: its ssh masters end by themselves
+        shutil.rmtree(w[3], ignore_errors=True)
+
+
+def test_a_target_that_cannot_be_written_is_a_clear_error(cluster: Cluster,  # noqa: F811
+                                                          tmp_path: Path) -> None:
+    host = hosts_of(cluster)[2]
+    locked = Path(cluster.hosts[2].mountpoint) / f"locked-{uuid.uuid4().hex[:6]}"
+    locked.mkdir()
+    subprocess.run(["chattr", "+i", str(locked)], check=True)  # even root cannot write
+    try:
+        with SshRunner(dataclasses.replace(host, path=str(locked)), tmp_path) as runner, \
+                pytest.raises(UserError) as e:
+            runner.prepare(locked, ["db"])
+    finally:
+        subprocess.run(["chattr", "-i", str(locked)], check=True)
+    msg = str(e.value)
+    assert msg.startswith(f"n3: cannot write to the target {locked} there (user root): ")
+    assert "Operation not permitted" in msg
+
+
+def test_runs_commands_with_metacharacters_inert_and_is_the_engines_factory(
+        cluster: Cluster, tmp_path: Path) -> None:  # noqa: F811
+    pwned = tmp_path / "pwned"
+    words = [f"$(touch {pwned})", f"`touch {pwned}`", f"a' ; touch {pwned}; '", "*", "$HOME"]
+    factory = functools.partial(ssh_runner, hosts_of(cluster))
+    runner: Runner = factory("n2", tmp_path)
+    assert isinstance(runner, SshRunner) and runner.host == "n2"
+    with runner:
+        r = runner.run(["sh", "-c", "echo out; echo err >&2; exit 3"])
+        assert (r.returncode, r.stdout, r.stderr) == (3, "out\n", "err\n")
+        echoed = runner.run(["printf", "%s\\0", *words])
+        assert echoed.stdout.split("\0")[:-1] == words and not pwned.exists()
+        subs = ["db", "it's; touch x"]
+        assert runner.target
+        runner.prepare(Path(runner.target), subs)
+        assert all((Path(runner.target) / s).is_dir() for s in subs)
+    with pytest.raises(UserError, match="not in the inventory"):
+        factory("n9", tmp_path)
+
+
+def test_close_stops_what_still_runs_and_removes_the_remote_directory(
+        runners, cluster: Cluster) -> None:  # noqa: F811
+    runner = runners[2]
+    runner.write_job("run.fio", JOB % "60s")
+    fio = runner.start("run.fio", env_of(runner), at=runner.clock() + 0.3)
+    assert fio.started and fio.pid
+    where = runner.remote_dir
+    t0 = time.monotonic()
+    runner.close()
+    assert time.monotonic() - t0 < 8
+    assert not fio_on(cluster).get(runner.host) and not Path(where).exists()
+    assert fio.wait() == 128 and (runner.workdir / "run.out.json").stat().st_size > 0
