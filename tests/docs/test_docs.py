@@ -45,3 +45,40 @@ def test_readme_size_commands_run_and_emit_a_plannable_scenario(tmp_path):
         if "--emit-scenario" in args:
             emitted = tmp_path / args[args.index("--emit-scenario") + 1]
             assert plan_text(emitted.read_text(), str(emitted)).components
+
+
+def readme_commands(prefix: str) -> list[list[str]]:
+    import shlex
+
+    return [shlex.split(ln.split("#")[0])[1:] for ln in README.read_text().splitlines()
+            if ln.startswith(prefix)]
+
+
+def test_every_readme_verb_exists_and_every_run_plans(tmp_path):
+    """The README's `assay run` lines plan as written (options a plan cannot take, such as a
+    lab that does not exist here, are left out); every verb it shows answers --help."""
+    import subprocess
+    import sys
+
+    def assay(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "assay", *args], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=60)
+
+    for verb in sorted({args[0] for args in readme_commands("assay ")}):
+        assert assay(verb, "--help").returncode == 0, verb
+    runs = [args[1:] for args in readme_commands("assay run ")]
+    assert len(runs) >= 5
+    run_only = {"--lab": 1, "--path": 1, "--json": 0, "--keep": 0, "--fresh": 0, "--force": 0}
+    for args in runs:
+        kept, i = [], 1
+        while i < len(args):
+            if args[i] in run_only:
+                i += 1 + run_only[args[i]]
+                continue
+            kept.append(args[i])
+            i += 1
+        scenario = args[0]
+        if scenario.endswith(".yaml"):
+            continue  # the README's own example file
+        r = assay("plan", scenario, *kept, "--no-check")
+        assert r.returncode == 0, (args, r.stderr)
