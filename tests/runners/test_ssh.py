@@ -151,6 +151,7 @@ job, base = sys.argv[2], Path(sys.argv[3])
 for h in inventory.load(sys.argv[1]):
     (base / h.name).mkdir()
     r = SshRunner(h, base / h.name)
+    r.prepare(Path(h.path), [])
     r.write_job("run.fio", job)
     f = r.start("run.fio", {"ASSAY_TARGET": h.path, "ASSAY_DIRECT": "0"})
     print(h.name, f.started, r.remote_dir, r.ssh.control.parent, flush=True)
