@@ -56,6 +56,7 @@ def test_fio_runs_a_twelve_day_runtime_for_twelve_days(tmp_path):
     try:
         with pytest.raises(subprocess.TimeoutExpired):
             proc.wait(timeout=3)
-    finally:
+    finally:  # fio's job process is in a session of its own: end it before fio
+        subprocess.run(["pkill", "-KILL", "-P", str(proc.pid)], check=False)
         proc.kill()
         proc.wait()

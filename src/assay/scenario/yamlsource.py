@@ -117,7 +117,7 @@ class _Composer(yaml.SafeLoader):
         self.nodes += 1
         try:
             if self.depth > MAX_DEPTH or self.nodes > MAX_NODES:
-                line = self.peek_event().start_mark.line + 1
+                line = self.peek_event().start_mark.line + 1  # type: ignore[no-untyped-call,unused-ignore]
                 raise _TooBig(line, f"nested more than {MAX_DEPTH} levels deep"
                                     if self.depth > MAX_DEPTH else
                                     f"more than {MAX_NODES:,} values; a scenario needs far fewer")
