@@ -9,6 +9,7 @@ those lines, so a stray line costs at most itself, never a document.
 from __future__ import annotations
 
 import json
+import queue
 from collections.abc import Iterator
 from typing import Any
 
@@ -72,3 +73,32 @@ def split_documents(text: str) -> Iterator[dict[str, Any]]:
     stream = JsonStream()
     yield from stream.feed(text)
     yield from stream.close()
+
+
+class DocumentQueue:
+    """Status dumps handed from the thread that reads fio's output to the engine's loop."""
+
+    def __init__(self) -> None:
+        self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self.last: dict[str, Any] | None = None  # the newest dump delivered
+
+    def put(self, doc: dict[str, Any]) -> None:
+        self._queue.put(doc)
+
+    def end(self) -> None:
+        """fio's output has ended: `documents` returns once the dumps before are delivered."""
+        self._queue.put(None)
+
+    def documents(self, poll: float = 0.2) -> Iterator[dict[str, Any] | None]:
+        """Yields each dump as it arrives, and None every `poll` s while waiting (so the
+        caller can run its timeline); ends when fio's output ends."""
+        while True:
+            try:
+                doc = self._queue.get(timeout=poll)
+            except queue.Empty:
+                yield None
+                continue
+            if doc is None:
+                return
+            self.last = doc
+            yield doc

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import queue
 import shutil
 import signal
 import subprocess
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from assay.exitcodes import UserError
-from assay.fio.jsonstream import JsonStream
+from assay.fio.jsonstream import DocumentQueue, JsonStream
 
 
 def find_fio() -> str:
@@ -76,12 +75,11 @@ class FioProcess:
         if status_interval:
             self.args.insert(2, f"--status-interval={status_interval:g}")
         self.args += extra_args or []
-        self._docs: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._docs = DocumentQueue()
         self.proc: subprocess.Popen[str] | None = None
         self.started_ms = 0.0
         self.started = 0.0  # epoch seconds
         self.stream = JsonStream()
-        self.last_doc: dict[str, Any] | None = None
         self._reader: threading.Thread | None = None
         self.cgroup_procs = cgroup_procs  # join this cgroup before exec (blkio throttling)
         self.env = env  # the job file's variables (added to this process's environment)
@@ -128,21 +126,15 @@ class FioProcess:
         if raw is not None:
             with contextlib.suppress(OSError):
                 raw.close()
-        self._docs.put(None)
+        self._docs.end()
+
+    @property
+    def last_doc(self) -> dict[str, Any] | None:
+        return self._docs.last
 
     def documents(self, poll: float = 0.2) -> Iterator[dict[str, Any] | None]:
-        """Yields each JSON document as it arrives, and None every `poll` s while waiting
-        (so the caller can run its timeline); ends when fio's output ends."""
-        while True:
-            try:
-                doc = self._docs.get(timeout=poll)
-            except queue.Empty:
-                yield None
-                continue
-            if doc is None:
-                return
-            self.last_doc = doc
-            yield doc
+        """Each status dump as it arrives, and None every `poll` s while waiting."""
+        return self._docs.documents(poll)
 
     def stop(self, grace: float = 10.0) -> None:
         """Ask fio to finish (it then prints its final report); kill it if it does not."""

@@ -21,7 +21,6 @@ FioProcess keeps it: stdout in <stem>.out.json, verbatim, stderr in <stem>.stder
 from __future__ import annotations
 
 import contextlib
-import queue
 import re
 import subprocess
 import threading
@@ -30,7 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from assay.fio.jsonstream import JsonStream
+from assay.fio.jsonstream import DocumentQueue, JsonStream
 from assay.runners.base import Document
 
 if TYPE_CHECKING:
@@ -68,8 +67,7 @@ class SshFioRun:
         self.stderr_path = runner.workdir / f"{stem}.stderr.txt"
         self.stream = JsonStream()
         self.write_error = ""  # why fio's raw output could not be kept, if it could not
-        self._docs: queue.Queue[Document | None] = queue.Queue()
-        self._last: Document | None = None
+        self._docs = DocumentQueue()
         self._started: float | None = None
         self._reported = threading.Event()  # fio started, or the session ended before it
         self.pid: int | None = None  # fio's pid on the host
@@ -93,7 +91,7 @@ class SshFioRun:
 
     @property
     def last_doc(self) -> Document | None:
-        return self._last
+        return self._docs.last
 
     def _read_out(self, out: IO[bytes]) -> None:
         raw: IO[bytes] | None = None
@@ -117,7 +115,7 @@ class SshFioRun:
         if raw is not None:
             with contextlib.suppress(OSError):
                 raw.close()
-        self._docs.put(None)
+        self._docs.end()
 
     def _read_err(self, err: IO[bytes]) -> None:
         try:
@@ -141,16 +139,7 @@ class SshFioRun:
         self._reported.set()
 
     def documents(self, poll: float = 0.2) -> Iterator[Document | None]:
-        while True:
-            try:
-                doc = self._docs.get(timeout=poll)
-            except queue.Empty:
-                yield None
-                continue
-            if doc is None:
-                return
-            self._last = doc
-            yield doc
+        return self._docs.documents(poll)
 
     def stop(self, grace: float = 10.0) -> None:
         """SIGINT to the remote fio (it prints its final report); if it has not ended after
