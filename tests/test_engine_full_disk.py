@@ -10,6 +10,7 @@ import time
 
 from assay.results.rundir import read_ndjson
 from tests.conftest import needs_fio, needs_root
+from tests.test_faults import Case
 
 pytestmark = [needs_fio, needs_root]
 
@@ -42,7 +43,7 @@ def fill_when_running(results, mnt) -> threading.Thread:
     return t
 
 
-def test_running_out_of_space_aborts_with_the_reason(loopfs, run_scenario, results):
+def test_running_out_of_space_aborts_with_the_reason(loopfs, run_scenario, results, tmp_path):
     _, mnt = loopfs("btrfs", "400M", ("--mixed",))
     filler = fill_when_running(results, mnt)
     outcome, run = run_scenario(SCENARIO, target_dir=mnt / "data")
@@ -52,3 +53,5 @@ def test_running_out_of_space_aborts_with_the_reason(loopfs, run_scenario, resul
     assert "No space left on device" in run["reason"]
     assert list(read_ndjson(outcome.run_dir / "series.ndjson"))
     assert run["stats"]["db.data.write"]["ios"] > 0
+    # the fault matrix's aftermath: listed, readable (show, report, export), no fio left
+    Case(tmp_path, results).check(outcome.run_dir, "aborted")

@@ -189,3 +189,19 @@ def test_a_read_only_results_disk_refuses_the_run_before_any_io(tmp_path):
         assert not any(case.scratch.iterdir())
     finally:
         subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def test_a_failing_action_aborts_the_run_and_leaves_it_readable(tmp_path):
+    case = Case(tmp_path)
+    case.scenario.write_text(SCENARIO.replace(
+        "timeline: {duration: 40s}",
+        "timeline:\n  duration: 40s\n  steps:\n"
+        "    - {name: breaks, action: command, run: 'echo broken >&2; exit 3', at: 3s}"))
+    p = case.start()
+    _, err = p.communicate(timeout=90)
+    assert p.returncode == 3, err
+    (run_dir,) = [d for d in case.results.iterdir() if d.is_dir()]
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["status"] == "aborted" and "breaks" in run["reason"]
+    case.check(run_dir, "aborted")
+    assert not any(case.scratch.iterdir())
