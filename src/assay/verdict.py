@@ -45,7 +45,7 @@ def grade(plan: Plan, samples: Sequence[dict[str, Any]], steps: Sequence[dict[st
     components = closed_loop(plan)
     stats = {c.name: aggregate(c, samples, start, end) for c in components}
     intended(plan, stats, logs, start, end)
-    phase_report = analyse(components, list(samples), list(steps), start, end)
+    phase_report = analyse(components, samples, steps, start, end)
     host_stats = host_summary(hosts, start, end)
     results = evaluate(plan.thresholds, components, stats, phase_report, host_stats) \
         if samples else []

@@ -77,7 +77,6 @@ class FioProcess:
         self.args += extra_args or []
         self._docs = DocumentQueue()
         self.proc: subprocess.Popen[str] | None = None
-        self.started_ms = 0.0
         self.started = 0.0  # epoch seconds
         self.stream = JsonStream()
         self._reader: threading.Thread | None = None
@@ -88,7 +87,6 @@ class FioProcess:
     def start(self) -> None:
         self._stderr = open(self.stderr_path, "w", encoding="utf-8")  # noqa: SIM115
         self.started = time.time()
-        self.started_ms = self.started * 1000
         # own process group: a Ctrl-C reaches us, and we stop fio in order
         args = self.args
         if self.cgroup_procs is not None:

@@ -34,12 +34,17 @@ from assay.workloads.base import BuildContext, Stream
 TargetEdit = Callable[[Target], None]
 
 
-def local_names() -> set[str]:
-    """Names by which a workload's `host:` means this machine."""
-    names = {"local", "localhost", "127.0.0.1", "::1"}
+LOCAL_NAMES = {"local", "localhost", "127.0.0.1", "::1"}
+
+
+def is_local(host: str) -> bool:
+    """A workload's `host:` means this machine: asked of the system (getfqdn may wait on
+    DNS) only for a name that is not one of the usual ones, since every plan checks it."""
+    if host in LOCAL_NAMES:
+        return True
     with contextlib.suppress(OSError):
-        names |= {socket.gethostname(), socket.getfqdn()}
-    return names
+        return host in (socket.gethostname(), socket.getfqdn())
+    return False
 
 
 def load(ref: str, duration: float | None = None, warmup: float | None = None,
@@ -65,9 +70,8 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
     streams: list[Stream] = []
     issues: list[Issue] = []
     src = resolved.source
-    here = local_names()
     for name, params in resolved.workloads.items():
-        if params.host not in here:
+        if not is_local(params.host):
             issues.append(src.issue(("workloads", name, "host"), f"{params.host!r} is not this "
                                     f"machine, and runs across hosts are not supported yet: "
                                     f"remove `host` to run here"))
