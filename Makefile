@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 # (libfuse3-3, fuse3: the fault server of `assay lab create ... --faulty`)
 RUN_PACKAGES := fio util-linux procps libfuse3-3 fuse3
 TEST_PACKAGES := $(RUN_PACKAGES) btrfs-progs btrfs-compsize xfsprogs chromium \
-  openssh-server openssh-client iproute2 e2fsprogs
+  openssh-server openssh-client iproute2 e2fsprogs postgresql
 APT_PACKAGES ?= $(RUN_PACKAGES)
 
 .PHONY: demo test lint system venv clean

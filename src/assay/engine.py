@@ -32,6 +32,7 @@ from assay.plan.model import variables
 from assay.platforms import driver
 from assay.platforms.lock import TargetLock
 from assay.platforms.safety import check_block_device, check_files, device_state_dir
+from assay.postgres.sidecar import Sidecars, fio_specs
 from assay.prefill import prefill
 from assay.progress import live_line
 from assay.report.html import write_report
@@ -68,6 +69,7 @@ class Engine:
         self.env: dict[str, str] = {}  # the job files' variables
         self.cgroup: BlkioGroup | None = None  # fio runs in it, so actions can throttle it
         self.lock: TargetLock | None = None  # one run per target
+        self.sidecars: Sidecars | None = None  # databases beside fio (postgres/sidecar.py)
 
     # -- the run -------------------------------------------------------------------------
     def execute(self) -> Outcome:
@@ -126,7 +128,8 @@ class Engine:
                                               if w.subdir}))
         for name, text in plan.jobfiles[LOCAL].items():
             runner.write_job(name, text)
-        complaint = runner.check_job(RUN_JOB, self.env)
+        self.sidecars = Sidecars(plan, rd.path, rd.id)
+        complaint = runner.check_job(RUN_JOB, self.env) if plan.jobs else None
         if complaint:
             raise RunAborted(f"fio rejected the job file: {complaint}")
         self.info = initial_record(plan, rd.id, self.platform, directory, direct,
@@ -155,20 +158,28 @@ class Engine:
 
     def _prefill(self, directory: Path) -> None:
         assert self.run_dir and self.runner
-        self.info["prefill"] = prefill(self.plan, directory, self.runner, self.run_dir,
-                                       self.console, fresh=self.opt.fresh, env=self.env,
-                                       device=self.plan.scenario.target.device)
+        if self.plan.files:  # a database-only run has no fio files
+            self.info["prefill"] = prefill(self.plan, directory, self.runner, self.run_dir,
+                                           self.console, fresh=self.opt.fresh, env=self.env,
+                                           device=self.plan.scenario.target.device)
+        if self.sidecars:
+            self.info["postgres"] = self.sidecars.prepare(
+                directory, self.opt.fresh, self.console, self.env.get("ASSAY_DIRECT") == "1",
+                self.plan.scenario.target.device, self.platform.temporary)
 
     def _load(self) -> tuple[str, str]:
         assert self.run_dir and self.runner
         rd, runner, plan = self.run_dir, self.runner, self.plan
-        sampler = Sampler(plan.specs, warmup_s=plan.warmup)
+        sampler = Sampler(fio_specs(plan), warmup_s=plan.warmup)
+        side = self.sidecars or Sidecars(plan, rd.path, rd.id)
         live = LiveVerdict(plan.thresholds, plan.components, plan.warmup, plan.total_seconds)
         timeline = (self.opt.timeline or default_timeline)(plan, self.platform, rd, self.cgroup)
         runner.confine(self.cgroup.path / "cgroup.procs" if self.cgroup else None)
         rd.event("load", outcome="started")
         probe = HostProbe()
-        fio = runner.start(RUN_JOB, self.env)
+        fio = runner.start(RUN_JOB, self.env) if plan.jobs else None
+        side.start(self.cgroup)
+        fio = fio or side.idle_run()
         sampler.start(fio.started * 1000)
         if timeline:
             timeline.start(runner.clock())
@@ -181,6 +192,7 @@ class Engine:
                     t = runner.clock() - start / 1000
                     if timeline:
                         timeline.tick(t)
+                    live.add(self._record(side.poll(runner.clock(), start / 1000)))
                     if doc is None:
                         bar.update(t)
                         continue
@@ -202,6 +214,7 @@ class Engine:
             rd.event("load", outcome="stopped early", reason=stop)
             return "failed", f"stopped early: {stop}"
         rc = fio.wait()
+        live.add(self._record(side.finish(runner.clock())))
         if timeline:
             timeline.finish()
         rd.event("load", outcome="ended", exit_code=rc)
@@ -213,6 +226,8 @@ class Engine:
     def _stop(self, fio: FioRun, sampler: Sampler, timeline: Timeline | None) -> None:
         """Stop fio and the timeline, keeping the seconds fio reported on its way out."""
         fio.stop()
+        with contextlib.suppress(Exception):
+            self._record(self.sidecars.stop() if self.sidecars else [])
         try:
             for doc in fio.documents(poll=0.5):
                 if doc is None:
@@ -292,6 +307,8 @@ class Engine:
         return Outcome(status, rd.path, reason, v.stats, v.results)
 
     def _cleanup(self) -> None:
+        if self.sidecars:  # before the lock, the target and the cgroup go: its server runs there
+            self.info["postgres"] = self.sidecars.cleanup(self.opt.keep)
         if self.lock:
             self.lock.release()
         try:

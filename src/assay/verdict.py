@@ -65,8 +65,9 @@ def closed_loop(plan: Plan) -> list[ComponentInfo]:
     jobs = plan.jobs
     out = []
     for c, spec in zip(plan.components, plan.specs, strict=True):
-        limited = any(jobs[n].options.get("rate_iops") or jobs[n].options.get("rate")
-                      for n in spec.jobs if n in jobs)
+        limited = not spec.jobs or any(  # no jobs: a database paced by its own driver
+            jobs[n].options.get("rate_iops") or jobs[n].options.get("rate")
+            for n in spec.jobs if n in jobs)
         out.append(replace(c, closed=bool(c.target_iops) and not limited))
     return out
 

@@ -79,6 +79,12 @@ class Stats:
             return self.behind_max_s
         if name in ("iops", "mbps"):
             return float(getattr(self, name))
+        if name == "tps":  # a database workload's transactions are its `ios`
+            return self.iops
+        if name in ("tpm", "nopm"):
+            return self.iops * 60
+        if name == "failed":
+            return float(self.ios)
         if name == "iops_median":
             return self.iops_median
         if name.startswith("lat_intended_"):

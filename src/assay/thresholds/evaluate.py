@@ -14,6 +14,9 @@ from assay.thresholds.grammar import Threshold, ThresholdError, parse
 from assay.thresholds.presets import PRESETS
 
 BEHIND_LIMIT_S = 1.0  # a fixed-rate component this far behind its schedule fails its rate
+# database metrics -> the (stream, direction) of the component they are read from
+ROUTES = {"tps": ("tx", "commit"), "tpm": ("tx", "commit"), "failed": ("tx", "failed"),
+          "nopm": ("new_order", "commit")}
 
 
 @dataclass
@@ -70,12 +73,24 @@ def family(stream: str) -> str:
     return base if base and base != stream else stream
 
 
+def side(info: ComponentInfo) -> bool:
+    """A database's schedule lag, failures and per-type transactions: graded only by a
+    threshold that names them (`pg.lag.lat_p99`); `pg.lat_p99` means its transactions."""
+    return info.direction in ("lag", "failed") or (info.direction == "commit"
+                                                   and info.stream != "tx")
+
+
 def matches(t: Threshold, info: ComponentInfo) -> bool:
     parts = t.selector
     if t.host:
         return False
     w, d = info.workload, info.direction
     streams = {info.stream, family(info.stream)}
+    if t.metric in ROUTES:
+        stream, direction = ROUTES[t.metric]
+        return info.stream == stream and d == direction and (not parts or parts[0] == w)
+    if side(info) and not (set(parts[1:]) & {info.stream, d}):
+        return False
     if not parts:
         return True
     if len(parts) == 1:  # a workload, a stream or a direction
@@ -191,7 +206,7 @@ def _check(t: Threshold, s: Stats) -> Result:
                       f"band {lo:,.0f}-{hi:,.0f} (target ± 1.96·√target)")
     if t.target_fraction is not None:
         assert s.target_iops
-        target = s.target_iops if t.metric in ("iops", "iops_median") else None
+        target = s.target_iops if t.metric in ("iops", "iops_median", "tps") else None
         if target is None:
             raise ThresholdError(f"{t.text!r}: mbps has no target")
         bound = target * t.target_fraction

@@ -52,6 +52,11 @@ METRICS: dict[str, str] = {
     "lat_intended_max": "largest latency from each IO's due time (even fixed rate)",
     "behind": "seconds the component fell behind its fixed-rate schedule (max)",
     "recovery": "seconds after a timeline event until IOPS and latency are back near before",
+    # database workloads (kind postgres): read from their `tx` (or `new_order`) components
+    "tps": "transactions committed per second over the measured window",
+    "tpm": "transactions committed per minute (all types of the mix)",
+    "nopm": "new-order transactions committed per minute (the TPC-C-like mix)",
+    "failed": "transactions that failed or were skipped past the latency limit (count)",
 }
 HOST_METRICS: dict[str, str] = {
     "cpu_pct": "host CPU busy (user + system), percent",
@@ -157,9 +162,9 @@ def parse(text: str, source: str = "") -> Threshold:
     raw = m["val"].strip()
     t = _TARGET.match(raw)
     if t:
-        if metric not in ("iops", "mbps", "iops_median"):
-            raise ThresholdError(f"{text!r}: only iops, iops_median and mbps compare with "
-                                 f"`target`")
+        if metric not in ("iops", "mbps", "iops_median", "tps"):
+            raise ThresholdError(f"{text!r}: only iops, iops_median, tps and mbps compare "
+                                 f"with `target`")
         frac = float(t["pct"]) / 100 if t["pct"] else 1.0
         return Threshold(tuple(parts[:-1]), metric, m["op"], None, frac, _norm(m), source)
     v = _VALUE.match(raw)

@@ -8,7 +8,7 @@ from typing import Any, Protocol, TypeVar
 
 from assay.plugins import Registry, lacks
 from assay.scenario.models import WorkloadBase
-from assay.workloads import backup, dss, exchange, fio, hcibench, micro, oltp, vdi
+from assay.workloads import backup, dss, exchange, fio, hcibench, micro, oltp, postgres, vdi
 from assay.workloads.base import BuildContext, Stream
 
 P = TypeVar("P", bound=WorkloadBase)
@@ -42,6 +42,7 @@ register("backup", backup)
 register("micro", micro)
 register("fio", fio)
 register("hcibench", hcibench)
+register("postgres", postgres)
 
 
 def get(name: str) -> WorkloadKind[Any]:
