@@ -165,7 +165,9 @@ class Engine:
         if self.sidecars:
             self.info["postgres"] = self.sidecars.prepare(
                 directory, self.opt.fresh, self.console, self.env.get("ASSAY_DIRECT") == "1",
-                self.plan.scenario.target.device, self.platform.temporary)
+                self.platform.temporary)
+            for text in self.sidecars.warnings():
+                self._warn(text)
 
     def _load(self) -> tuple[str, str]:
         assert self.run_dir and self.runner

@@ -1,6 +1,7 @@
-"""What a crashed run leaves behind, found and removed: its temporary target directory and its
-blkio cgroup. A run crashed when run.json still says `running` but its assay process is gone
-(results/liveness.py); fio itself is ended by its guard (fio/process.py) within seconds.
+"""What a crashed run leaves behind, found and removed: its temporary target directory, its
+blkio cgroup and its PostgreSQL clusters. A run crashed when run.json still says `running` but
+its assay process is gone (results/liveness.py); fio itself is ended by its guard
+(fio/process.py) within seconds.
 
 `assay run` does this before it starts; `assay clean` on request.
 """
@@ -12,6 +13,7 @@ import shutil
 from pathlib import Path
 
 from assay.hosts import cgroup
+from assay.postgres.leftovers import clean as postgres_leftovers
 from assay.results.catalogue import Catalogue
 from assay.results.record import RecordError
 from assay.results.rundir import RunDir, read_record
@@ -26,6 +28,7 @@ def clean(results_root: Path) -> list[str]:
         if row["status"] != "crashed":
             continue
         run_dir = Path(row["path"])
+        done += postgres_leftovers(run_dir)  # its processes first: they hold the target
         try:
             record = read_record(run_dir)
         except RecordError:

@@ -21,6 +21,7 @@ from assay.metrics.summary import ComponentInfo
 from assay.plan.model import Plan, render_jobfiles
 from assay.plan.sources import read_scenario
 from assay.plan.steps import check_steps
+from assay.postgres.checks import check as check_postgres
 from assay.scenario.loader import load_text
 from assay.scenario.models import ResolvedScenario, Target
 from assay.scenario.units import format_duration
@@ -97,6 +98,7 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
                   for c in s.components]
     thresholds = _thresholds(resolved, components, issues, sc.timeline.warmup + run_seconds)
     issues.extend(check_steps(resolved, thresholds, run_seconds, ctx.notes))
+    issues.extend(check_postgres(resolved))
     if issues:
         raise ScenarioInvalid(issues)
     plan = Plan(resolved, streams, thresholds, run_seconds, sc.timeline.warmup, ctx.notes,

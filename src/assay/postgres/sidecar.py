@@ -65,6 +65,20 @@ def settings(p: Params, dataset: int, direct: bool, backup: bool) -> dict[str, s
     return out
 
 
+def caching(name: str, database: int, shared_buffers: int) -> list[str]:
+    """Warnings that teach: a database its caches hold is not read from the storage."""
+    out = []
+    if shared_buffers >= database:
+        out.append(f"{name}: the database ({format_size(database)}) fits in shared_buffers "
+                   f"({format_size(shared_buffers)}): its reads never reach the storage")
+    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if database < ram / 2:
+        out.append(f"{name}: the database ({format_size(database)}) fits in the page cache "
+                   f"({format_size(ram)} RAM): reads come mostly from memory; commits (WAL) "
+                   f"and checkpoints still reach the storage")
+    return out
+
+
 @dataclass
 class PostgresLoad:
     """One postgres workload of a run."""
@@ -80,6 +94,7 @@ class PostgresLoad:
     pgbench: subprocess.Popen[bytes] | None = None
     log: TxLog | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
     def prepare(self, directory: Path, fresh: bool, console: Console, direct: bool) -> None:
         self.state.mkdir(parents=True, exist_ok=True)
@@ -112,6 +127,7 @@ class PostgresLoad:
                      "settings": conf, "dataset": dataset,
                      "cache_to_dataset": round(sb / max(dataset["database_bytes"], 1), 3)}
         self._remember()
+        self.warnings = caching(self.name, dataset["database_bytes"], sb)
 
     def _remember(self) -> None:
         (self.state / "cluster.json").write_text(json.dumps(
@@ -198,7 +214,7 @@ class Sidecars:
     """The run's database workloads."""
 
     def __init__(self, plan: Plan, run_dir: Path, run_id: str):
-        backup = any(s.action == "pg_backup" for s in plan.resolved.steps)
+        backup = any(s.action == "pg_backup" for s in plan.resolved.steps)  # plan-checked
         self.loads = [PostgresLoad(n, w, run_dir / STATE / n, run_id, backup)
                       for n, w in plan.resolved.workloads.items()
                       if isinstance(w, Params)]
@@ -210,18 +226,18 @@ class Sidecars:
         return bool(self.loads)
 
     def prepare(self, directory: Path, fresh: bool, console: Console, direct: bool,
-                device: str | None, temporary: bool = False) -> dict[str, Any]:
+                temporary: bool = False) -> dict[str, Any]:
         if not self.loads:
             return {}
         if temporary:  # our own temporary target: the server's user must reach into it
             directory.chmod(0o711)
-        if device:
-            raise UserError("a postgres workload needs a filesystem: give `target.path` "
-                            "(a mounted filesystem), not a raw `device`")
         bindir()  # the package is there, before any IO
         for load in self.loads:
             load.prepare(directory, fresh, console, direct)
         return self.info()
+
+    def warnings(self) -> list[str]:
+        return [w for load in self.loads for w in load.warnings]
 
     def info(self) -> dict[str, Any]:
         return {load.name: load.info for load in self.loads}
