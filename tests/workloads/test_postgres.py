@@ -33,12 +33,12 @@ def test_pgbench_components_and_no_fio_job():
 
 
 def test_tpcc_has_a_component_per_transaction_type_and_sizes_from_dataset():
-    p = plan("{kind: postgres, driver: tpcc, dataset: 300MB}")
+    p = plan("{kind: postgres, driver: tpcc, dataset: 250MB}")
     names = {c.name for c in p.components}
     assert {"pg.tx.commit", "pg.new_order.commit", "pg.payment.commit",
             "pg.delivery.commit", "pg.stock_level.commit", "pg.order_status.commit"} <= names
     assert "pg.tx.lag" not in names  # closed loop: no schedule
-    assert p.resolved.workloads["pg"].size == 3  # 300 MB / 115 MB per warehouse, rounded up
+    assert p.resolved.workloads["pg"].size == 3  # 300 MB / 100 MB per warehouse
 
 
 def stats(name: str, ios: int, seconds: float = 10.0, target: float | None = None) -> Stats:

@@ -23,7 +23,7 @@ from assay.workloads.base import BuildContext, Stream
 
 MB = 1_000_000
 BYTES_PER_SCALE = 16 * MB  # pgbench -i: 100,000 accounts and their index per scale unit
-BYTES_PER_WAREHOUSE = 115 * MB  # the TPC-C-like population of one warehouse (measured)
+BYTES_PER_WAREHOUSE = 100 * MB  # the TPC-C-like population of one warehouse (measured)
 MIX = {  # TPROC-C's transaction mix (percent), the scripts in assay/postgres/tpcc/
     "new_order": 45, "payment": 43, "order_status": 4, "delivery": 4, "stock_level": 4}
 NOT_FOR_POSTGRES = ("data", "access", "load", "prefill", "start", "stop")

@@ -1,0 +1,171 @@
+"""kind postgres end to end with Debian's PostgreSQL, as CI runs it: a graded fixed-rate run
+beside fio with a throttle window, the postmaster killed, the TPC-C-like mix with a backup
+stream and the WAL on a second target, and assay itself killed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from assay import leftovers as run_leftovers
+from tests.postgres.conftest import leftovers, needs_postgres, open_to_postgres
+from tests.realfs import Machine
+
+pytestmark = needs_postgres
+
+
+def series(run_dir: Path, component: str) -> list[dict[str, Any]]:
+    rows = [json.loads(x) for x in (run_dir / "series.ndjson").read_text().splitlines()]
+    return [r for r in rows if r["c"] == component]
+
+
+def results_by_text(record: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {r["expr"]: r for r in record["thresholds"]}
+
+
+FIXED = """\
+name: pg-fixed-rate
+workloads:
+  pg: {{kind: postgres, scale: 1, clients: 4, rate: 150}}
+  io: {{kind: oltp, data_iops: 40, data_files: 1, log_files: 0, dataset: 16MiB}}
+timeline:
+  duration: 20s
+  steps:
+    - {{action: throttle, device: {dev}, write_iops: 10, at: 8s, for: 4s}}
+thresholds:
+  - "pg.tps >= 90% target before"
+  - "pg.lag.lat_p99 < 200ms before"
+  - "pg.failed == 0"
+  - "pg.lag.lat_max < 1s"
+"""
+
+
+def test_fixed_rate_run_is_graded_and_a_throttle_shows_in_tps_and_lag(machine: Machine,
+                                                                       run_scenario):
+    dev, mnt = machine.filesystem("xfs")
+    target = open_to_postgres(mnt) / "t"
+    text = FIXED.format(dev=dev)
+    outcome, record = run_scenario(text, target_dir=target)
+    got = results_by_text(record)
+    # graded: the database held its rate before the throttle, and fell behind because of it
+    assert got["pg.tps >= 90% target before"]["passed"], got
+    assert got["pg.lag.lat_p99 < 200ms before"]["passed"], got
+    assert got["pg.failed == 0"]["passed"], got
+    assert not got["pg.lag.lat_max < 1s"]["passed"] and outcome.status == "failed"
+    rows = series(outcome.run_dir, "pg.tx.commit")
+    tps = {round(r["t"]): r["ios"] for r in rows}
+    assert sum(tps[t] for t in range(2, 8)) > 0.8 * 150 * 6, tps
+    assert sum(tps[t] for t in range(9, 14)) < 0.5 * 150 * 5, tps  # seconds 8-13
+    # the schedule lag: none before; seconds of it as the stalled transactions complete
+    lag = {round(r["t"]): r["behind_s"] for r in rows}
+    assert max(lag[t] for t in range(2, 8)) < 0.5 and max(lag[t] for t in range(12, 17)) > 1
+    # fio ran beside the database, on the same axis
+    assert sum(r["ios"] for r in series(outcome.run_dir, "io.data.read")) > 100
+    # the configuration is recorded; the working cluster is gone, the loaded one kept
+    pg = record["postgres"]["pg"]
+    assert pg["settings"]["shared_buffers"].endswith("kB") and pg["rate"] == 150
+    assert pg["removed"] and not Path(pg["data_directory"]).exists()
+    assert (target / "pg-pg.loaded" / "PG_VERSION").exists()
+    assert leftovers(target) == []
+
+
+def test_postmaster_killed_aborts_the_run_with_that_reason(run_scenario, tmp_path, results):
+    text = ("name: pg-kill\nworkloads:\n  pg: {kind: postgres, scale: 1, rate: 100}\n"
+            "timeline: {duration: 30s}\n")
+    killed: list[int] = []
+
+    def kill_postmaster() -> None:
+        end = time.monotonic() + 60
+        while time.monotonic() < end and not killed:
+            for state in results.glob("*/postgres/pg/cluster.json"):
+                info = json.loads(state.read_text())
+                if info.get("pid") and list(state.parent.glob("tx.*")):
+                    time.sleep(2)
+                    os.kill(info["pid"], signal.SIGKILL)
+                    killed.append(info["pid"])
+                    return
+            time.sleep(0.1)
+
+    killer = threading.Thread(target=kill_postmaster, daemon=True)
+    killer.start()
+    t0 = time.monotonic()
+    outcome, record = run_scenario(text)
+    killer.join(5)
+    assert killed and time.monotonic() - t0 < 25
+    assert outcome.status == "aborted"
+    assert f"postmaster (pid {killed[0]}) died (killed by signal 9)" in outcome.reason
+    data = Path(record["postgres"]["pg"]["data_directory"])
+    assert not data.exists() and leftovers(data.parent) == []
+    assert leftovers(outcome.run_dir) == []  # pgbench (its cwd is the run's postgres/pg)
+    assert any(r["ios"] for r in series(outcome.run_dir, "pg.tx.commit"))  # kept what it had
+
+
+def test_tpcc_mix_reports_nopm_with_a_backup_stream_and_wal_apart(run_scenario, tmp_path):
+    wal = open_to_postgres(tmp_path) / "wal"
+    backup = tmp_path / "backup"
+    text = f"""\
+name: pg-tpcc
+workloads:
+  pg: {{kind: postgres, driver: tpcc, warehouses: 1, clients: 2, threads: 1, wal_path: {wal}}}
+timeline:
+  duration: 8s
+  steps:
+    - {{action: pg_backup, at: 2s, to: {backup}}}
+thresholds:
+  pg.nopm: ">= 60"
+  pg.failed: "== 0"
+"""
+    outcome, record = run_scenario(text)
+    assert outcome.status == "passed", outcome.reason
+    stats = record["stats"]
+    nopm = results_by_text(record)["pg.nopm >= 60"]["observed"]
+    assert nopm == round(stats["pg.new_order.commit"]["iops"] * 60, 4) and nopm > 60
+    mix = {k: stats[f"pg.{k}.commit"]["ios"] for k in
+           ("new_order", "payment", "order_status", "delivery", "stock_level")}
+    assert all(mix.values()) and sum(mix.values()) == stats["pg.tx.commit"]["ios"]
+    assert mix["new_order"] > 4 * mix["delivery"]  # 45 % against 4 %
+    (step,) = [e for e in record["events"] if e["action"] == "pg_backup"]
+    assert step["outcome"] == "ok" and step["bytes"] > 80e6 and step["mbps"] > 0
+    assert not Path(step["destination"]).exists()  # the copy goes unless `keep: true`
+    pg = record["postgres"]["pg"]
+    assert pg["wal_directory"] == str(wal / "pg-pg.wal") and pg["settings"]["wal_level"] == \
+        "replica"
+    assert not (wal / "pg-pg.wal").exists() and pg["dataset"]["database_bytes"] > 80e6
+
+
+def test_assay_killed_leaves_nothing_running_and_clean_removes_the_cluster(tmp_path):
+    scenario = tmp_path / "pg.yaml"
+    scenario.write_text("name: pg-crash\nworkloads:\n  pg: {kind: postgres, scale: 1, "
+                        "rate: 50}\ntimeline: {duration: 60s}\n")
+    results = tmp_path / "results"
+    assay = Path(sys.executable).with_name("assay")
+    proc = subprocess.Popen([str(assay), "run", str(scenario), "--results", str(results)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        end = time.monotonic() + 60
+        state = None
+        while time.monotonic() < end:
+            found = list(results.glob("*/postgres/pg/cluster.json"))
+            if found and list(found[0].parent.glob("tx.*")):
+                state = json.loads(found[0].read_text())
+                break
+            time.sleep(0.1)
+        assert state and state["pid"]
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    data = Path(state["data"])
+    end = time.monotonic() + 15  # the parent-death signal ends the server at once
+    while leftovers(data) and time.monotonic() < end:
+        time.sleep(0.1)
+    assert leftovers(data) == []
+    done = run_leftovers.clean(results)
+    assert any(f"removed the PostgreSQL cluster {data}" in line for line in done), done
+    assert not data.exists()
