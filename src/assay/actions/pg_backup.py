@@ -1,6 +1,7 @@
 """`pg_backup`: a database backup stream during the load, to a second target.
 
     - {action: pg_backup, at: 20s, to: /mnt/backup}
+    - {action: pg_backup, at: 20s}                   (to `pg-backups/` in the target directory)
     - {action: pg_backup, at: 20s, to: /mnt/backup, workload: pg, max_rate: 100MiB}
 
 `pg_basebackup` copies the running cluster of a postgres workload (and the WAL written
@@ -11,6 +12,7 @@ run (before / during / after the step) show what it cost the transactions, e.g.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
 import time
@@ -28,7 +30,8 @@ POLL_S = 0.2
 
 class Params(StepBase):
     action: Literal["pg_backup"] = "pg_backup"
-    to: str = Field(..., min_length=1, description="directory on the backup target")
+    to: str | None = Field(None, min_length=1, description="directory on the backup target; "
+                           "default: `pg-backups` in the target directory (the same target)")
     workload: str | None = Field(None, description="the postgres workload; default: the only one")
     max_rate: Size | None = Field(None, description="bytes/s cap (pg_basebackup -r)")
     keep: bool = Field(False, description="keep the backup copy after the step")
@@ -51,7 +54,8 @@ def run(p: Params, ctx: ActionContext) -> str:
     if load is None or load.cluster is None:
         raise ActionFailed(f"no running postgres workload {name or ''} to back up "
                            f"(running: {', '.join(running) or 'none'})")
-    dest = Path(p.to) / f"pg-backup-{ctx.run_id}-{ctx.step_name}-{ctx.n}"
+    base = Path(p.to) if p.to else Path(ctx.platform.directory or ".") / "pg-backups"
+    dest = base / f"pg-backup-{ctx.run_id}-{ctx.step_name}-{ctx.n}"
     dest.parent.mkdir(parents=True, exist_ok=True)
     argv = [str(load.cluster.bin / "pg_basebackup"), "-D", str(dest), "-X", "stream",
             "-c", "fast", *(["-r", f"{p.max_rate // 1024}k"] if p.max_rate else [])]
@@ -77,4 +81,7 @@ def run(p: Params, ctx: ActionContext) -> str:
                         "mbps": round(mbps, 2), "destination": str(dest)})
     if not p.keep:
         shutil.rmtree(dest, ignore_errors=True)
+        if not p.to:
+            with contextlib.suppress(OSError):
+                base.rmdir()  # ours, and empty
     return f"backed up {name}: {size / 1e6:.0f} MB in {seconds:.1f}s ({mbps:.1f} MB/s)"

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Benchmark: pgbench through assay against pgbench alone, on the same database and rate.
+
+One target directory holds one loaded database (pgbench scale 10). Each round runs the
+`postgres` workload through assay (a throw-away copy of the database, the server started by
+assay, pgbench with per-transaction logs folded into per-second samples), then the same
+pgbench command line by hand on a fresh copy of the same database with the server settings
+assay recorded, and compares TPS (pgbench's own `tps =` line) and the p99 latency (sorted
+from pgbench's per-transaction log) with assay's graded values. Goal: TPS within 2 %,
+p99 within 5 %.
+
+    .venv/bin/python bench/pgbench_overhead.py [--rounds 2] [--seconds 20] [--rate 400]  (root)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from rich.console import Console
+
+from assay.engine import Engine
+from assay.plan import plan_text
+from assay.postgres.cluster import Cluster
+from assay.postgres.dataset import loaded_paths, working_copy
+from assay.run_options import RunOptions
+
+SCENARIO = """\
+name: pgbench-overhead
+target: {{path: {target}}}
+workloads:
+  pg: {{kind: postgres, scale: 10, clients: 8, threads: 2, rate: {rate}}}
+timeline: {{duration: {seconds}s}}
+"""
+
+
+def through_assay(target: Path, results: Path, rate: float, seconds: int) \
+        -> tuple[float, float, dict[str, str], list[str]]:
+    plan = plan_text(SCENARIO.format(target=target, rate=rate, seconds=seconds), "bench.yaml")
+    console = Console(file=open("/dev/null", "w"))  # noqa: SIM115
+    outcome = Engine(plan, RunOptions(results), console).execute()
+    record = json.loads((outcome.run_dir / "run.json").read_text())
+    if outcome.status != "passed":
+        raise SystemExit(f"assay run {outcome.status}: {outcome.reason}")
+    stats = record["stats"]["pg.tx.commit"]
+    pg = record["postgres"]["pg"]
+    return stats["iops"], stats["lat_p99_ms"], pg["settings"], pg["pgbench"].split()
+
+
+def alone(target: Path, work: Path, settings: dict[str, str], argv: list[str]) \
+        -> tuple[float, float]:
+    """The same pgbench command by hand, on a fresh copy of the same loaded database."""
+    golden, _ = loaded_paths(target, "pg")
+    copy = target / "pg-bench.run"
+    working_copy(golden, copy, None)
+    cluster = Cluster(copy, work / "server.log")
+    cluster.start(settings)
+    try:
+        logs = work / "logs"
+        shutil.rmtree(logs, ignore_errors=True)
+        logs.mkdir(parents=True)
+        # assay's own argument list, with the log prefix moved into our directory
+        hand = [a if not a.startswith("--log-prefix=") else f"--log-prefix={logs / 'tx'}"
+                for a in argv]
+        out = subprocess.run(hand, env=cluster.env(), capture_output=True, text=True,
+                             check=True).stdout
+        tps = float(re.search(r"tps = ([\d.]+)", out)[1])  # type: ignore[index]
+        lat = sorted(int(f[2]) for p in logs.glob("tx.*") for line in p.read_text().splitlines()
+                     if (f := line.split()) and f[2].isdigit())
+        p99 = lat[math.ceil(len(lat) * 0.99) - 1] / 1000
+        return tps, p99
+    finally:
+        cluster.stop()
+        shutil.rmtree(copy, ignore_errors=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--seconds", type=int, default=20)
+    ap.add_argument("--rate", type=float, default=400)
+    a = ap.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="assay-bench-pgbench-"))
+    root.chmod(0o711)  # the server's unprivileged user works inside
+    target = root / "target"
+    rows: dict[str, list[tuple[float, float]]] = {"assay": [], "alone": []}
+    try:
+        for r in range(a.rounds):
+            tps, p99, settings, argv = through_assay(target, root / "results", a.rate,
+                                                     a.seconds)
+            rows["assay"].append((tps, p99))
+            print(f"round {r + 1} assay  {tps:9.1f} tx/s  p99 {p99:7.2f} ms", flush=True)
+            tps, p99 = alone(target, root / "alone", settings, argv)
+            rows["alone"].append((tps, p99))
+            print(f"round {r + 1} alone  {tps:9.1f} tx/s  p99 {p99:7.2f} ms", flush=True)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    t_assay = statistics.median(x[0] for x in rows["assay"])
+    t_alone = statistics.median(x[0] for x in rows["alone"])
+    p_assay = statistics.median(x[1] for x in rows["assay"])
+    p_alone = statistics.median(x[1] for x in rows["alone"])
+    print(f"\nrate {a.rate:g} tx/s, {a.seconds}s x {a.rounds} rounds (medians)")
+    print(f"TPS  assay {t_assay:9.1f}  alone {t_alone:9.1f}  ratio {t_assay / t_alone:.4f}  "
+          f"(goal within 2 %)")
+    print(f"p99  assay {p_assay:7.2f}ms  alone {p_alone:7.2f}ms  ratio {p_assay / p_alone:.4f}  "
+          f"(goal within 5 %)")
+    ok = abs(t_assay / t_alone - 1) <= 0.02 and abs(p_assay / p_alone - 1) <= 0.05
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

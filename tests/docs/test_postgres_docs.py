@@ -1,0 +1,27 @@
+"""docs/postgres.md: every example scenario plans, and every key its table names exists."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from assay.plan import plan_text
+from assay.workloads.postgres import Params
+
+DOC = Path(__file__).parents[2] / "docs" / "postgres.md"
+BLOCKS = [b for b in re.findall(r"```yaml\n(.*?)```", DOC.read_text(), re.S) if "name:" in b]
+
+
+@pytest.mark.parametrize("text", BLOCKS)
+def test_documented_postgres_scenarios_plan(text):
+    plan = plan_text(text, "postgres.md")
+    assert any(c.name.endswith(".tx.commit") for c in plan.components) and plan.thresholds
+
+
+def test_the_key_table_names_real_keys():
+    table = DOC.read_text().split("## Keys")[1].split("##")[0]
+    keys = {k for row in re.findall(r"^\| (`.*?`) \|", table, re.M)
+            for k in re.findall(r"`(\w+)`", row)}
+    assert keys and keys <= set(Params.model_fields)
+    assert set(Params.model_fields) - {"kind", "data", "access", "load", "prefill", "host",
+                                       "start", "stop"} <= keys
