@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from assay.report.jsondoc import transactional
+from assay.report.postgres_summary import print_databases
 from assay.results.record import ComponentStats, RunRecord
 from assay.scenario.units import format_duration, format_latency_ms
 
@@ -46,6 +47,7 @@ def print_summary(console: Console, run: RunRecord, run_dir: Path) -> None:
     elif status in ("passed", "failed"):
         console.print("no thresholds declared: nothing was graded")
     _workload_tables(console, run)
+    print_databases(console, run)
     _database_tables(console, run)
     _host_table(console, run)
     _phase_table(console, run)
