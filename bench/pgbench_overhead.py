@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Benchmark: pgbench through assay against pgbench alone, on the same database and rate.
 
-One target directory holds one loaded database (pgbench scale 10; a first, unmeasured run
+One target, XFS on a loop device over tmpfs (so the ratio is assay's cost around pgbench,
+not the shared disk's noise), holds one loaded database (pgbench scale 10; a first, unmeasured run
 loads it). Each round, in alternating order, runs the
 `postgres` workload through assay (a throw-away copy of the database, the server started by
 assay, pgbench with per-transaction logs folded into per-second samples), then the same
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 import shutil
 import statistics
@@ -41,6 +43,10 @@ workloads:
   pg: {{kind: postgres, scale: 10, clients: 8, threads: 2, rate: {rate}}}
 timeline: {{duration: {seconds}s}}
 """
+
+
+def sh(*argv: str) -> str:
+    return subprocess.run(argv, capture_output=True, text=True, check=True).stdout.strip()
 
 
 def through_assay(target: Path, results: Path, rate: float, seconds: int) \
@@ -91,9 +97,21 @@ def main() -> int:
     a = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="assay-bench-pgbench-"))
     root.chmod(0o711)  # the server's unprivileged user works inside
-    target = root / "target"
+    target = root / "xfs" / "target"
     rows: dict[str, list[tuple[float, float]]] = {"assay": [], "alone": []}
+    dev = ""
     try:
+        # XFS on a loop device over tmpfs: the shared disk's noise is out of the picture,
+        # the ratio is the cost of assay around pgbench (and O_DIRECT WAL works on XFS)
+        sh("mount", "-t", "tmpfs", "-o", "size=2g", "tmpfs", str(root))
+        root.chmod(0o711)
+        image = root / "xfs.img"
+        image.write_bytes(b"")
+        os.truncate(image, 1536 << 20)
+        dev = sh("losetup", "-f", "--show", str(image))
+        sh("mkfs.xfs", "-f", "-q", dev)
+        (root / "xfs").mkdir()
+        sh("mount", dev, str(root / "xfs"))
         # the first assay run loads the database and tells the settings and the command
         settings, argv = through_assay(target, root / "results", a.rate, a.seconds)[2:]
         for r in range(a.rounds):
@@ -106,6 +124,10 @@ def main() -> int:
                 rows[side].append((tps, p99))
                 print(f"round {r + 1} {side}  {tps:9.1f} tx/s  p99 {p99:7.2f} ms", flush=True)
     finally:
+        subprocess.run(["umount", str(root / "xfs")], capture_output=True)
+        if dev:
+            subprocess.run(["losetup", "-d", dev], capture_output=True)
+        subprocess.run(["umount", str(root)], capture_output=True)
         shutil.rmtree(root, ignore_errors=True)
     t_assay = statistics.median(x[0] for x in rows["assay"])
     t_alone = statistics.median(x[0] for x in rows["alone"])

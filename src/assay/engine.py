@@ -134,6 +134,7 @@ class Engine:
             raise RunAborted(f"fio rejected the job file: {complaint}")
         self.info = initial_record(plan, rd.id, self.platform, directory, direct,
                                    self.opt.parent, self.env)
+        self.sidecars.check()  # PostgreSQL installed, before any IO
         if not direct:
             self._warn("the target does not support O_DIRECT: IO goes through the page cache "
                        "and results flatter the storage")

@@ -169,3 +169,20 @@ def test_assay_killed_leaves_nothing_running_and_clean_removes_the_cluster(tmp_p
     done = run_leftovers.clean(results)
     assert any(f"removed the PostgreSQL cluster {data}" in line for line in done), done
     assert not data.exists()
+
+
+def test_without_postgresql_the_run_names_the_package_before_any_io(run_scenario, tmp_path,
+                                                                    monkeypatch):
+    import pytest
+
+    from assay.exitcodes import UserError
+    from assay.postgres import cluster
+
+    monkeypatch.setattr(cluster, "BIN_ROOT", tmp_path / "no-postgresql")
+    target = tmp_path / "target"
+    text = ("name: pg-missing\nworkloads:\n  pg: {kind: postgres}\n"
+            "  io: {kind: oltp, data_iops: 40, data_files: 1, log_files: 0, dataset: 16MiB}\n"
+            "timeline: {duration: 5s}\n")
+    with pytest.raises(UserError, match=r"install the Debian package `postgresql`"):
+        run_scenario(text, target_dir=target)
+    assert not list(target.glob("*.dat")) and not list(target.glob("pg-*"))  # no IO at all

@@ -28,7 +28,7 @@ from assay.exitcodes import RunAborted, UserError
 from assay.hosts.cgroup import BlkioGroup
 from assay.metrics.sampler import ComponentSpec, Sample
 from assay.plan import Plan
-from assay.postgres.cluster import Cluster, bindir, kill_all, processes, reachable
+from assay.postgres.cluster import Cluster, account, bindir, kill_all, processes, reachable
 from assay.postgres.dataset import SCRIPTS, ensure_loaded, loaded_paths, tpcc_file, working_copy
 from assay.postgres.txlog import Components, TxLog
 from assay.scenario.units import format_size
@@ -225,13 +225,18 @@ class Sidecars:
     def __bool__(self) -> bool:
         return bool(self.loads)
 
+    def check(self) -> None:
+        """UserError naming the package when PostgreSQL or its user is missing."""
+        if self.loads:
+            bindir()
+            account()
+
     def prepare(self, directory: Path, fresh: bool, console: Console, direct: bool,
                 temporary: bool = False) -> dict[str, Any]:
         if not self.loads:
             return {}
         if temporary:  # our own temporary target: the server's user must reach into it
             directory.chmod(0o711)
-        bindir()  # the package is there, before any IO
         for load in self.loads:
             load.prepare(directory, fresh, console, direct)
         return self.info()
@@ -248,7 +253,9 @@ class Sidecars:
 
     def poll(self, now: float, origin: float, final: bool = False) -> list[Sample]:
         """The finished seconds of every database; RunAborted if one died."""
-        self.origin = self.origin or origin
+        # fio's t=0 (its jobs' start) is known from its first dump, before the first
+        # database second is emitted (GRACE_S later): both series share one axis
+        self.origin = origin
         out: list[Sample] = []
         for load in self.loads:
             if load.log is None:
