@@ -4,15 +4,17 @@ machine has PostgreSQL (`make test` installs Debian's `postgresql`)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from assay.exitcodes import UserError
-from assay.postgres.cluster import bindir, processes
+from assay.postgres.cluster import bindir
 from tests.conftest import results, run_scenario  # noqa: F401
-from tests.realfs import machine  # noqa: F401
+from tests.realfs import Machine
 
 
 def _installed() -> bool:
@@ -27,13 +29,28 @@ needs_postgres = pytest.mark.skipif(not _installed() or os.geteuid() != 0,
                                     reason="needs root and PostgreSQL (Debian `postgresql`)")
 
 
-def open_to_postgres(path: Path) -> Path:
-    """Let the server's unprivileged user through `path`'s parents (pytest makes them 0700)."""
-    for p in [path, *path.parents]:
-        if p == Path("/tmp") or p == Path("/"):
-            break
-        p.chmod(p.stat().st_mode | 0o111)
-    return path
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    """A directory the server's unprivileged user can reach, outside pytest's base directory
+    (every new pytest session on the machine makes that 0700 again)."""
+    base = Path(tempfile.mkdtemp(prefix="assay-test-pg-"))
+    base.chmod(0o711)
+    try:
+        yield base
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_machine(outside: Path) -> Iterator[Machine]:
+    """Loop devices and filesystems (tests.realfs.Machine) mounted under `outside`."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root (loop devices, mounts)")
+    m = Machine(outside)
+    try:
+        yield m
+    finally:
+        m.cleanup()
 
 
 def leftovers(under: Path) -> list[int]:
@@ -48,8 +65,3 @@ def leftovers(under: Path) -> list[int]:
             if cwd.startswith(str(under)):
                 found.append(int(p.name))
     return found
-
-
-@pytest.fixture
-def postgres_ok() -> Callable[[Path], list[int]]:
-    return processes

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from assay import leftovers as run_leftovers
-from tests.postgres.conftest import leftovers, needs_postgres, open_to_postgres
+from tests.postgres.conftest import leftovers, needs_postgres
 from tests.realfs import Machine
 
 pytestmark = needs_postgres
@@ -33,44 +33,43 @@ def results_by_text(record: dict[str, Any]) -> dict[str, dict[str, Any]]:
 FIXED = """\
 name: pg-fixed-rate
 workloads:
-  pg: {{kind: postgres, scale: 1, clients: 4, rate: 150}}
+  pg: {{kind: postgres, scale: 1, clients: 4, rate: 100}}
   io: {{kind: oltp, data_iops: 40, data_files: 1, log_files: 0, dataset: 16MiB}}
 timeline:
   duration: 20s
   steps:
-    - {{action: throttle, device: {dev}, write_iops: 10, at: 8s, for: 4s}}
+    - {{action: throttle, device: {dev}, write_iops: 3, at: 8s, for: 4s}}
 thresholds:
-  - "pg.tps >= 90% target before"
-  - "pg.lag.lat_p99 < 200ms before"
+  - "pg.tps >= 80% target before"
   - "pg.failed == 0"
   - "pg.lag.lat_max < 1s"
 """
 
 
-def test_fixed_rate_run_is_graded_and_a_throttle_shows_in_tps_and_lag(machine: Machine,
+def test_fixed_rate_run_is_graded_and_a_throttle_shows_in_tps_and_lag(pg_machine: Machine,
                                                                        run_scenario):
-    dev, mnt = machine.filesystem("xfs")
-    target = open_to_postgres(mnt) / "t"
+    dev, mnt = pg_machine.filesystem("xfs")
+    target = mnt / "t"
     text = FIXED.format(dev=dev)
     outcome, record = run_scenario(text, target_dir=target)
     got = results_by_text(record)
     # graded: the database held its rate before the throttle, and fell behind because of it
-    assert got["pg.tps >= 90% target before"]["passed"], got
-    assert got["pg.lag.lat_p99 < 200ms before"]["passed"], got
+    assert got["pg.tps >= 80% target before"]["passed"], got
     assert got["pg.failed == 0"]["passed"], got
     assert not got["pg.lag.lat_max < 1s"]["passed"] and outcome.status == "failed"
     rows = series(outcome.run_dir, "pg.tx.commit")
     tps = {round(r["t"]): r["ios"] for r in rows}
-    assert sum(tps[t] for t in range(2, 8)) > 0.8 * 150 * 6, tps
-    assert sum(tps[t] for t in range(9, 14)) < 0.5 * 150 * 5, tps  # seconds 8-13
+    assert sum(tps[t] for t in range(2, 8)) > 0.8 * 100 * 6, tps
+    assert sum(tps[t] for t in range(9, 13)) < 0.5 * 100 * 4, tps  # the window: 8-12 s
     # the schedule lag: none before; seconds of it as the stalled transactions complete
     lag = {round(r["t"]): r["behind_s"] for r in rows}
-    assert max(lag[t] for t in range(2, 8)) < 0.5 and max(lag[t] for t in range(12, 17)) > 1
+    after = max(lag[t] for t in range(12, 17))
+    assert after > 1.5 and after > 3 * max(lag[t] for t in range(2, 8)), lag
     # fio ran beside the database, on the same axis
     assert sum(r["ios"] for r in series(outcome.run_dir, "io.data.read")) > 100
     # the configuration is recorded; the working cluster is gone, the loaded one kept
     pg = record["postgres"]["pg"]
-    assert pg["settings"]["shared_buffers"].endswith("kB") and pg["rate"] == 150
+    assert pg["settings"]["shared_buffers"].endswith("kB") and pg["rate"] == 100
     assert pg["removed"] and not Path(pg["data_directory"]).exists()
     assert (target / "pg-pg.loaded" / "PG_VERSION").exists()
     assert leftovers(target) == []
@@ -107,8 +106,9 @@ def test_postmaster_killed_aborts_the_run_with_that_reason(run_scenario, tmp_pat
     assert any(r["ios"] for r in series(outcome.run_dir, "pg.tx.commit"))  # kept what it had
 
 
-def test_tpcc_mix_reports_nopm_with_a_backup_stream_and_wal_apart(run_scenario, tmp_path):
-    wal = open_to_postgres(tmp_path) / "wal"
+def test_tpcc_mix_reports_nopm_with_a_backup_stream_and_wal_apart(run_scenario, tmp_path,
+                                                                  outside):
+    wal = outside / "wal"
     backup = tmp_path / "backup"
     text = f"""\
 name: pg-tpcc
