@@ -4,6 +4,7 @@ stream and the WAL on a second target, and assay itself killed."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -15,8 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from assay import leftovers as run_leftovers
+from assay.report.terminal import print_summary
+from assay.results.rundir import read_record
 from tests.postgres.conftest import leftovers, needs_postgres
 from tests.realfs import Machine
 
@@ -75,6 +79,12 @@ def test_fixed_rate_run_is_graded_and_a_throttle_shows_in_tps_and_lag(pg_machine
     assert pg["removed"] and not Path(pg["data_directory"]).exists()
     assert (target / "pg-pg.loaded" / "PG_VERSION").exists()
     assert leftovers(target) == []
+    # shown beside the storage: the report's series and the terminal's database line
+    assert "pg.tx.commit" in (outcome.run_dir / "report.html").read_text()
+    out = io.StringIO()
+    print_summary(Console(file=out, width=200), read_record(outcome.run_dir), outcome.run_dir)
+    line = next(x for x in out.getvalue().splitlines() if "database pg:" in x)
+    assert "tx/s" in line and "schedule lag p99" in line and "failed 0" in line
 
 
 def test_postmaster_killed_aborts_the_run_with_that_reason(run_scenario, tmp_path, results):
