@@ -180,9 +180,8 @@ class Engine:
         runner.confine(self.cgroup.path / "cgroup.procs" if self.cgroup else None)
         rd.event("load", outcome="started")
         probe = HostProbe()
-        fio = runner.start(RUN_JOB, self.env) if plan.jobs else None
-        side.start(self.cgroup)
-        fio = fio or side.idle_run()
+        side.start(self.cgroup)  # first: the clean-up stops it whatever fio does
+        fio = runner.start(RUN_JOB, self.env) if plan.jobs else side.idle_run()
         sampler.start(fio.started * 1000)
         if timeline:
             timeline.start(runner.clock())
@@ -217,7 +216,7 @@ class Engine:
             rd.event("load", outcome="stopped early", reason=stop)
             return "failed", f"stopped early: {stop}"
         rc = fio.wait()
-        live.add(self._record(side.finish(runner.clock())))
+        live.add(self._record(side.finish(runner.clock()) if rc == 0 else side.stop()))
         if timeline:
             timeline.finish()
         rd.event("load", outcome="ended", exit_code=rc)

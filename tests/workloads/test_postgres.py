@@ -83,6 +83,7 @@ def test_database_metrics_need_a_database():
     ("{kind: postgres, warehouses: 2}", "workloads.pg", "driver tpcc"),
     ("{kind: postgres, access: {distribution: zipf}}", "workloads.pg", "do not apply"),
     ("{kind: postgres, settings: {port: 5}}", "workloads.pg.settings", "private socket"),
+    ("{kind: postgres, settings: {shared_buffers: 1GB}}", "workloads.pg.settings", "`cache`"),
     ("{kind: postgres, driver: mysql}", "workloads.pg.driver", ""),
 ])
 def test_bad_postgres_workloads_are_refused_with_their_line(workload, field, words):

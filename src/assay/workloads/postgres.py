@@ -64,6 +64,8 @@ class Params(WorkloadBase):
                 raise ValueError(f"{key!r} is not a PostgreSQL setting name")
             if key in ("port", "listen_addresses", "unix_socket_directories"):
                 raise ValueError(f"{key} is assay's: the cluster listens on a private socket")
+            if key == "shared_buffers":
+                raise ValueError("give the workload's own `shared_buffers` (or `cache`)")
         return v
 
     @model_validator(mode="after")
