@@ -36,6 +36,11 @@ def fio_check(plan: Plan) -> str | None:
 def _component(plan: Plan, name: str, target: float | None) -> str:
     """How a component is loaded: its rate and pacing, or closed loop; its window."""
     spec = next(c for c in plan.specs if c.component == name)
+    if not spec.jobs:  # a database's transactions (postgres): pgbench, not fio
+        what = {"commit": "transactions", "failed": "failed or skipped transactions",
+                "lag": "schedule lag of each transaction"}.get(spec.direction, spec.direction)
+        rate = f" at {target:,.1f} tx/s, Poisson arrivals" if target else ""
+        return f"pgbench: {what}{rate}"
     jobs = [plan.jobs[j] for j in spec.jobs if j in plan.jobs]
     limited = any(j.options.get("rate_iops") or j.options.get("rate") for j in jobs)
     depth = sum(int(str(j.options.get("iodepth") or 1)) * int(str(j.options.get("numjobs") or 1))
