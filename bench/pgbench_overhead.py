@@ -52,7 +52,7 @@ def sh(*argv: str) -> str:
 def through_assay(target: Path, results: Path, rate: float, seconds: int) \
         -> tuple[float, float, dict[str, str], list[str]]:
     plan = plan_text(SCENARIO.format(target=target, rate=rate, seconds=seconds), "bench.yaml")
-    console = Console(file=open("/dev/null", "w"))  # noqa: SIM115
+    console = Console(file=open(os.devnull, "w"))  # noqa: SIM115
     outcome = Engine(plan, RunOptions(results), console).execute()
     record = json.loads((outcome.run_dir / "run.json").read_text())
     if outcome.status != "passed":
