@@ -35,6 +35,7 @@ from assay.platforms.safety import check_block_device, check_files, device_state
 from assay.prefill import prefill
 from assay.progress import live_line
 from assay.report.html import write_report
+from assay.results.blocklog import RunStreams, StoredRows, directory_bytes
 from assay.results.catalogue import Catalogue
 from assay.results.record import parse_record
 from assay.results.rundir import RunDir, read_ndjson
@@ -62,8 +63,7 @@ class Engine:
         self.platform = driver(plan.scenario.target.platform)(plan.scenario.target)
         self.run_dir: RunDir | None = None
         self.runner: Runner | None = None
-        self.samples: list[dict[str, Any]] = []
-        self.host_rows: list[dict[str, Any]] = []  # utilisation per second (hosts.ndjson)
+        self.streams: RunStreams | None = None  # samples and series, on disk as they come
         self.info: dict[str, Any] = {}
         self.env: dict[str, str] = {}  # the job files' variables
         self.cgroup: BlkioGroup | None = None  # fio runs in it, so actions can throttle it
@@ -120,6 +120,7 @@ class Engine:
         self.env = variables(directory.resolve(), direct)
         self.run_dir = rd = RunDir.create(self.opt.results_root, plan.name)
         rd.write_text("scenario.yaml", plan.resolved.text)
+        self.streams = RunStreams(rd.path)
         self.runner = runner = self.opt.runner(LOCAL, rd.host_dir(LOCAL))
         if not plan.scenario.target.device:
             runner.prepare(directory, sorted({w.subdir for w in plan.resolved.workloads.values()
@@ -226,12 +227,9 @@ class Engine:
 
     def _record(self, samples: list[Sample]) -> list[dict[str, Any]]:
         """Append a second's samples to the run directory; returns them as stored."""
-        assert self.run_dir
+        assert self.streams
         out = [s.record() for s in samples]
-        for s, rec in zip(samples, out, strict=True):
-            self.run_dir.append("series.ndjson", s.row())
-            self.run_dir.append_text("samples.ndjson", stored_line(rec))
-        self.samples.extend(out)
+        self.streams.append([s.row() for s in samples], [stored_line(r) for r in out])
         return out
 
     def _host(self, probe: HostProbe, t: float) -> None:
@@ -239,7 +237,6 @@ class Engine:
         assert self.run_dir
         row = {"t": round(t, 3), "host": LOCAL, **probe.sample()}
         self.run_dir.append("hosts.ndjson", row)
-        self.host_rows.append(row)
 
     # -- the verdict ----------------------------------------------------------------------
     def _finish(self, status: str, reason: str) -> Outcome:
@@ -252,15 +249,17 @@ class Engine:
             logs = self.runner.fetch_logs() if self.runner else []
         except OSError:
             logs = []
-        v = grade(self.plan, self.samples, steps, logs, self.host_rows)
+        measured = self.streams.close() if self.streams else 0
+        samples = StoredRows(rd.path, "samples", measured)  # read back, not held in memory
+        v = grade(self.plan, samples, steps, logs, read_ndjson(rd.path / "hosts.ndjson"))
         if steps:
             self.info["events"] = steps
             self.info.update(v.phases.to_json())
         if status == "done":
             status = "passed" if v.passed else "failed"
-        elif self.samples and v.results:
+        elif measured and v.results:
             self.info.setdefault("warnings", []).append(
-                f"the run was {status} and graded on the {len(self.samples)} samples it "
+                f"the run was {status} and graded on the {measured} samples it "
                 f"measured: the verdict covers part of the run only")
         self.info.setdefault("warnings", []).extend(v.warnings)
         ended = time.time()
@@ -289,6 +288,7 @@ class Engine:
             write_report(rd.path)
         except Exception as e:  # a report is rebuilt any time with `assay report`; keep the run
             self.console.print(f"[yellow]warning:[/] could not write report.html: {e}")
+        self.console.print(f"run directory: {format_size(directory_bytes(rd.path))} ({rd.path})")
         return Outcome(status, rd.path, reason, v.stats, v.results)
 
     def _cleanup(self) -> None:

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.metrics.summary import ComponentInfo, Stats, aggregate
+from assay.metrics.summary import Accumulator, ComponentInfo, Stats
 
 IOPS_TOLERANCE = 0.10  # back when IOPS >= 90 % of before
 LATENCY_TOLERANCE = 0.50  # and mean latency <= 150 % of before
@@ -88,13 +88,18 @@ def _inside(sample: dict[str, Any], windows: Sequence[Window]) -> bool:
     return any(lo <= middle <= hi for lo, hi in windows)
 
 
-def _stats(components: Sequence[ComponentInfo], samples: Sequence[dict[str, Any]],
+def _stats(components: Sequence[ComponentInfo], samples: Iterable[dict[str, Any]],
            windows: Sequence[Window], start: float, end: float) -> dict[str, Stats]:
-    chosen = [s for s in samples if _inside(s, windows)]
-    return {c.name: aggregate(c, chosen, start, end) for c in components}
+    # one pass, no copy of the samples: a long run's samples are read back from disk
+    accs = {c.name: Accumulator(c, start, end) for c in components}
+    for s in samples:
+        acc = accs.get(s["c"])
+        if acc is not None and _inside(s, windows):
+            acc.add(s)
+    return {name: acc.stats() for name, acc in accs.items()}
 
 
-def analyse(components: Sequence[ComponentInfo], samples: Sequence[dict[str, Any]],
+def analyse(components: Sequence[ComponentInfo], samples: Iterable[dict[str, Any]],
             events: Iterable[dict[str, Any]], start: float, end: float) -> PhaseReport:
     """Phases of the measured window [start, end] around the step events."""
     report = PhaseReport()
@@ -153,12 +158,14 @@ def _gaps(busy: list[Window], start: float, end: float) -> list[Window]:
     return out
 
 
-def recovery_seconds(info: ComponentInfo, samples: Sequence[dict[str, Any]],
+def recovery_seconds(info: ComponentInfo, samples: Iterable[dict[str, Any]],
                      baseline: Stats | None, t_end: float, end: float) -> float | None:
     """Seconds after `t_end` until the component is steadily back near `baseline`."""
     if baseline is None or baseline.seconds < 1 or not baseline.ios:
         return None
-    rows = sorted((s for s in samples if s["c"] == info.name and t_end < s["t"] <= end + 1e-6),
+    keep = ("t", "dt", "ios", "lat_sum_ns")  # not the histograms: a day of them is large
+    rows = sorted(({k: s[k] for k in keep} for s in samples
+                   if s["c"] == info.name and t_end < s["t"] <= end + 1e-6),
                   key=lambda s: s["t"])
     base_lat = baseline.lat_avg_ms or 0.0
 

@@ -12,6 +12,7 @@ medians of the per-second IOPS and average latency.
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 from collections.abc import Iterable
@@ -120,6 +121,35 @@ def median(values: list[float]) -> float | None:
     return v[mid] if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
 
 
+class RunningMedian:
+    """The median of values added one at a time, in O(log n) per value: the live verdict asks
+    for it every second, and sorting a day of seconds each time would not keep up."""
+
+    def __init__(self) -> None:
+        self._low: list[float] = []  # max-heap (negated): the smaller half
+        self._high: list[float] = []  # min-heap: the larger half
+
+    def add(self, x: float) -> None:
+        if self._low and x > -self._low[0]:
+            heapq.heappush(self._high, x)
+        else:
+            heapq.heappush(self._low, -x)
+        if len(self._low) > len(self._high) + 1:
+            heapq.heappush(self._high, -heapq.heappop(self._low))
+        elif len(self._high) > len(self._low):
+            heapq.heappush(self._low, -heapq.heappop(self._high))
+
+    def __len__(self) -> int:
+        return len(self._low) + len(self._high)
+
+    def value(self) -> float | None:
+        if not self._low:
+            return None
+        if len(self._low) > len(self._high):
+            return -self._low[0]
+        return (-self._low[0] + self._high[0]) / 2
+
+
 class Accumulator:
     """Stats of one component over [start, end], fed one sample at a time: the verdict, the
     phases and the live check during a run use the same arithmetic, in memory that does not
@@ -142,8 +172,8 @@ class Accumulator:
         self.hist = Histogram()
         # 15 s counter samples: index -> [latency sum ns, IOs, seconds covered]
         self.windows: dict[int, list[float]] = {}
-        self.second_iops: list[float] = []
-        self.second_lat: list[float] = []
+        self.second_iops = RunningMedian()
+        self.second_lat = RunningMedian()
 
     def add(self, s: dict[str, Any]) -> bool:
         """Count a sample of this component if it lies in the window; True when it did."""
@@ -176,9 +206,9 @@ class Accumulator:
         w[1] += s["ios"]
         w[2] += s["dt"]
         if s["dt"] >= MIN_RATE_DT:
-            self.second_iops.append(s["ios"] / s["dt"])
+            self.second_iops.add(s["ios"] / s["dt"])
             if s["ios"]:
-                self.second_lat.append(s["lat_sum_ns"] / s["ios"] / 1e6)
+                self.second_lat.add(s["lat_sum_ns"] / s["ios"] / 1e6)
         return True
 
     def max_sample_ms(self) -> float | None:
@@ -210,7 +240,7 @@ class Accumulator:
             lat_p99_ms=ns_to_ms(pct[99.0]), lat_p999_ms=ns_to_ms(pct[99.9]),
             lat_max_ms=ns_to_ms(lat_max), target_iops=target, behind_max_s=self.behind,
             rate_tolerance=tolerance, lat_max_sample_ms=self.max_sample_ms(),
-            iops_median=median(self.second_iops), lat_avg_median_ms=median(self.second_lat))
+            iops_median=self.second_iops.value(), lat_avg_median_ms=self.second_lat.value())
 
 
 def aggregate(info: ComponentInfo, samples: Iterable[dict[str, Any]], start: float,
@@ -221,3 +251,14 @@ def aggregate(info: ComponentInfo, samples: Iterable[dict[str, Any]], start: flo
     for s in samples:
         acc.add(s)
     return acc.stats()
+
+
+def aggregate_all(infos: Iterable[ComponentInfo], samples: Iterable[dict[str, Any]],
+                  start: float, end: float) -> dict[str, Stats]:
+    """`aggregate` for every component in one pass over the samples."""
+    accs = {i.name: Accumulator(i, start, end) for i in infos}
+    for s in samples:
+        acc = accs.get(s["c"])
+        if acc is not None:
+            acc.add(s)
+    return {name: acc.stats() for name, acc in accs.items()}
