@@ -35,7 +35,7 @@ from assay.platforms.safety import check_block_device, check_files, device_state
 from assay.prefill import prefill
 from assay.progress import live_line
 from assay.report.html import write_report
-from assay.results.blocklog import RunStreams, StoredRows, directory_bytes
+from assay.results.blocklog import RunStreams, StoredRows, directory_bytes, read_rows
 from assay.results.catalogue import Catalogue
 from assay.results.record import parse_record
 from assay.results.rundir import RunDir, read_ndjson
@@ -235,8 +235,8 @@ class Engine:
     def _host(self, probe: HostProbe, t: float) -> None:
         """This host's utilisation over the second just measured (hosts.ndjson)."""
         assert self.run_dir
-        row = {"t": round(t, 3), "host": LOCAL, **probe.sample()}
-        self.run_dir.append("hosts.ndjson", row)
+        assert self.streams
+        self.streams.hosts.append([{"t": round(t, 3), "host": LOCAL, **probe.sample()}])
 
     # -- the verdict ----------------------------------------------------------------------
     def _finish(self, status: str, reason: str) -> Outcome:
@@ -251,7 +251,7 @@ class Engine:
             logs = []
         measured = self.streams.close() if self.streams else 0
         samples = StoredRows(rd.path, "samples", measured)  # read back, not held in memory
-        v = grade(self.plan, samples, steps, logs, read_ndjson(rd.path / "hosts.ndjson"))
+        v = grade(self.plan, samples, steps, logs, read_rows(rd.path, "hosts"))
         if steps:
             self.info["events"] = steps
             self.info.update(v.phases.to_json())

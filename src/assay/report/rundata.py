@@ -147,7 +147,9 @@ def host_series(run_dir: Path, max_points: int = MAX_POINTS) -> dict[str, dict[s
     """host -> metric -> [[t...], [v...]] from hosts.ndjson (network summed over the NICs),
     downsampled like the IO series."""
     cols: dict[str, dict[str, list[Any]]] = {}
-    for row in _records(run_dir / "hosts.ndjson"):
+    rows = read_rows(run_dir, "hosts") if (run_dir / "hosts.blocks").exists() \
+        else _records(run_dir / "hosts.ndjson")
+    for row in rows:
         t = row.get("t")
         if not isinstance(t, int | float):
             continue

@@ -241,12 +241,14 @@ class StoredRows:
 
 
 class RunStreams:
-    """The engine's per-second streams: `series` (one row per component, for charts) and
-    `samples` (the same seconds with histogram bins, for exact re-aggregation)."""
+    """The engine's per-second streams: `series` (one row per component, for charts),
+    `samples` (the same seconds with histogram bins, for exact re-aggregation) and `hosts`
+    (each host's utilisation)."""
 
     def __init__(self, run_dir: Path):
         self.series = BlockLog(run_dir, "series")
         self.samples = BlockLog(run_dir, "samples")
+        self.hosts = BlockLog(run_dir, "hosts")
 
     def append(self, series: list[dict[str, Any]], samples: list[str]) -> None:
         self.series.append(series)
@@ -254,10 +256,8 @@ class RunStreams:
 
     def close(self) -> int:
         """Returns how many samples were recorded."""
-        try:
-            self.series.close()
-        finally:
-            self.samples.close()
+        for log in (self.series, self.samples, self.hosts):
+            log.close()
         return self.samples.rows
 
 
@@ -306,3 +306,24 @@ def merged_bins(run_dir: Path, name: str, start: float, end: float) \
                 for k, v in (row.get(BINS) or {}).items():
                     acc[int(k)] = acc.get(int(k), 0) + v
     return out
+
+
+def last_second(run_dir: Path, name: str = "series") -> float | None:
+    """The last `t` a stream recorded (a crashed run: how far it got), without reading it
+    all: the tail's last whole line, else the last block's header."""
+    tail = run_dir / f"{name}.ndjson"
+    if tail.exists():
+        with open(tail, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - 65536))
+            for raw in reversed(fh.read().splitlines()):
+                try:
+                    t = json.loads(raw).get("t")
+                except (ValueError, AttributeError):
+                    continue  # a torn last line
+                if isinstance(t, int | float):
+                    return float(t)
+    last = None
+    for _, hi, _, _ in blocks(run_dir / f"{name}.blocks"):
+        last = hi
+    return last
