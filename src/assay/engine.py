@@ -26,6 +26,7 @@ from assay.hosts import cgroup
 from assay.hosts.cgroup import BlkioGroup
 from assay.hosts.fingerprint import block_device_facts
 from assay.hosts.utilisation import HostProbe
+from assay.metrics.duetime import IssueLogReader, due_latency, due_windows, paced_jobs
 from assay.metrics.sampler import Sample, Sampler, stored_line
 from assay.plan import LOCAL, RUN_JOB, Plan
 from assay.plan.model import variables
@@ -50,6 +51,7 @@ from assay.run_options import (
 from assay.runinfo import initial_record
 from assay.runners import FioRun, Runner
 from assay.runners.base import fio_outcome
+from assay.runners.local import LocalRunner
 from assay.scenario.units import format_size
 from assay.thresholds.live import LiveVerdict
 from assay.verdict import grade
@@ -168,8 +170,17 @@ class Engine:
         timeline = (self.opt.timeline or default_timeline)(plan, self.platform, rd, self.cgroup)
         runner.confine(self.cgroup.path / "cgroup.procs" if self.cgroup else None)
         rd.event("load", outcome="started")
-        probe = HostProbe()
-        fio = runner.start(RUN_JOB, self.env)
+        issue_logs = self._issue_logs()  # before fio: it opens the pipes as it starts
+        try:
+            return self._drive(runner.start(RUN_JOB, self.env), sampler, live, timeline)
+        finally:
+            if issue_logs:
+                issue_logs.finish()
+
+    def _drive(self, fio: FioRun, sampler: Sampler, live: LiveVerdict,
+               timeline: Timeline | None) -> tuple[str, str]:
+        assert self.run_dir and self.runner
+        rd, runner, plan, probe = self.run_dir, self.runner, self.plan, HostProbe()
         sampler.start(fio.started * 1000)
         if timeline:
             timeline.start(runner.clock())
@@ -211,6 +222,16 @@ class Engine:
             return "aborted", failure
         return fio_outcome(rc, fio)
 
+    def _issue_logs(self) -> IssueLogReader | None:
+        """Reads the fixed-rate jobs' issue logs from named pipes as fio writes them."""
+        assert self.run_dir and self.runner
+        jobs = paced_jobs({n: self.plan.jobs[n].options for n in self.plan.jobs
+                           if "write_iolog" in self.plan.jobs[n].options})
+        if not jobs or not isinstance(self.runner, LocalRunner):
+            return None
+        return IssueLogReader(self.run_dir.host_dir(LOCAL), self.run_dir.path, jobs,
+                              self.plan.scenario.seed).start()
+
     def _stop(self, fio: FioRun, sampler: Sampler, timeline: Timeline | None) -> None:
         """Stop fio and the timeline, keeping the seconds fio reported on its way out."""
         fio.stop()
@@ -251,7 +272,8 @@ class Engine:
             logs = []
         measured = self.streams.close() if self.streams else 0
         samples = StoredRows(rd.path, "samples", measured)  # read back, not held in memory
-        v = grade(self.plan, samples, steps, logs, read_rows(rd.path, "hosts"))
+        v = grade(self.plan, samples, steps, logs, read_rows(rd.path, "hosts"),
+                  due_latency(rd.path, due_windows(self.plan)))
         if steps:
             self.info["events"] = steps
             self.info.update(v.phases.to_json())

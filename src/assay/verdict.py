@@ -4,7 +4,7 @@ early (interrupted, aborted), on the seconds it measured."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -38,14 +38,19 @@ class Verdict:
 
 
 def grade(plan: Plan, samples: Collection[dict[str, Any]], steps: Sequence[dict[str, Any]],
-          logs: Sequence[Path], hosts: Iterable[dict[str, Any]] = ()) -> Verdict:
+          logs: Sequence[Path], hosts: Iterable[dict[str, Any]] = (),
+          due: Mapping[str, dict[str, float | None]] | None = None) -> Verdict:
     """`samples` may be read back from disk (results/blocklog.StoredRows): each pass streams;
     `steps` are the timeline's step events; `logs` fio's per-IO latency logs; `hosts` the
-    hosts' utilisation per second (hosts.ndjson rows)."""
+    hosts' utilisation per second (hosts.ndjson rows); `due` latency from the due time per
+    component (metrics/duetime.py)."""
     start, end = plan.warmup, plan.total_seconds
     components = closed_loop(plan)
     stats = aggregate_all(components, samples, start, end)
     intended(plan, stats, logs, start, end)
+    for name, figures in (due or {}).items():
+        if name in stats:
+            stats[name].intended = figures
     phase_report = analyse(components, samples, steps, start, end)
     host_stats = host_summary(hosts, start, end)
     results = evaluate(plan.thresholds, components, stats, phase_report, host_stats) \
@@ -100,11 +105,12 @@ def host_summary(rows: Iterable[dict[str, Any]], start: float, end: float) \
 
 def intended(plan: Plan, stats: dict[str, Stats], logs: Sequence[Path], start: float,
              end: float) -> None:
-    """Latency from each IO's due time, for components whose jobs all kept per-IO logs."""
+    """Latency from each IO's due time, for even-paced components whose jobs all left per-IO
+    logs (recordings of runs from before metrics/duetime.py)."""
     jobs = plan.jobs
     for spec in plan.specs:
-        if spec.component not in stats or not spec.jobs or \
-                any("write_lat_log" not in jobs[n].options for n in spec.jobs):
+        if spec.component not in stats or not spec.jobs or not logs or any(
+                jobs[n].options.get("rate_process") != "linear" for n in spec.jobs):
             continue
         # fio names the log <name>_lat.<job number>.log
         found = {n: next((p for p in logs if p.name.startswith(f"{n}_lat.")), None)
