@@ -12,7 +12,8 @@ import time
 
 import pytest
 
-from assay.metrics.duetime import paced_jobs, pair
+from assay.metrics.duetime import due_windows, paced_jobs, pair
+from assay.plan import load
 from assay.results.blocklog import read_rows
 from tests.conftest import needs_fio
 
@@ -110,3 +111,15 @@ def test_a_one_second_stall_shows_in_the_due_time_p99(run_scenario, results, pac
     assert s["lat_p99_ms"] < 0.5 * truth  # fio's own figure hides the stall
     # the issue logs are gone: nothing per IO is kept
     assert not list((outcome.run_dir / "hosts" / "local").glob("*.iolog"))
+
+
+def test_every_fixed_rate_component_of_the_demo_is_timed_from_its_due_time():
+    """`make demo` runs exchange-quick: Poisson database IO and log writes, even BDM reads."""
+    plan = load("exchange-quick")
+    windows = due_windows(plan)
+    paced = [c for c in plan.specs if all(plan.jobs[j].options.get("rate_iops") or
+                                          plan.jobs[j].options.get("rate") for j in c.jobs)]
+    assert {c.component for c in paced} == set(windows) == {c.name for c in plan.components}
+    assert {plan.jobs[j].options["rate_process"] for c in paced for j in c.jobs} == \
+        {"poisson", "linear"}
+    assert plan.intended_note.startswith("from fio's issue logs")

@@ -355,12 +355,13 @@ def due_latency(run_dir: Path, components: Mapping[str, tuple[list[str], float, 
 
 
 def due_windows(plan: Plan) -> dict[str, tuple[list[str], float, float]]:
-    """Fixed-rate components whose every job logs its issues: name -> (jobs, window)."""
+    """Components whose every job is fixed-rate and logs its issues (the per-database views
+    of a workload too): name -> (jobs, window)."""
     jobs = plan.jobs
     out = {}
     for spec in plan.specs:
-        if spec.target_iops and spec.jobs and all(
-                "write_iolog" in jobs[n].options for n in spec.jobs if n in jobs):
+        if spec.jobs and all(n in jobs and "write_iolog" in jobs[n].options
+                             for n in spec.jobs):
             lo = max(plan.warmup, spec.start_s)
             hi = min(plan.total_seconds, spec.end_s) if spec.end_s is not None \
                 else plan.total_seconds
