@@ -35,31 +35,46 @@ HEADER = struct.Struct("<4sIIdd")  # magic, payload bytes, crc32, first t, last 
 BINS = "bins"
 
 
-def encode(rows: list[dict[str, Any]]) -> bytes:
-    """Rows -> a columnar, compressed payload (see the module docstring)."""
-    keys: list[str] = []
+def encode(rows: Iterable[dict[str, Any]]) -> bytes:
+    """Rows -> a columnar, compressed payload (see the module docstring). Rows are taken one
+    at a time into the columns: a block never holds its rows as dicts all at once."""
+    raw: dict[str, list[Any]] = {}
+    bins: dict[str, list[int]] = {"n": [], "k": [], "v": []}
+    n = 0
     for r in rows:
-        keys.extend(k for k in r if k not in keys)
-    cols: dict[str, Any] = {"n": len(rows), "keys": keys}
+        for k, value in r.items():
+            if k == BINS:
+                continue
+            col = raw.get(k)
+            if col is None:
+                col = raw[k] = [None] * n
+            col.append(value)
+        n += 1
+        for col in raw.values():
+            if len(col) < n:
+                col.append(None)
+        b = r.get(BINS) or {}
+        bins["n"].append(len(b))
+        prev = 0
+        for key, v in sorted((int(x), y) for x, y in b.items()):
+            bins["k"].append(key - prev)
+            bins["v"].append(v)
+            prev = key
+    keys = list(raw)
+    if any(bins["n"]):
+        keys.append(BINS)
+    cols: dict[str, Any] = {"n": n, "keys": keys}
     for k in keys:
-        values: list[Any] = [r.get(k) for r in rows]
         if k == BINS:
-            counts, deltas, hits = [], [], []
-            for b in values:
-                b = b or {}
-                counts.append(len(b))
-                prev = 0
-                for key, v in sorted((int(x), y) for x, y in b.items()):
-                    deltas.append(key - prev)
-                    hits.append(v)
-                    prev = key
-            cols[k] = {"n": counts, "k": deltas, "v": hits}
-        elif k == "t":
+            cols[k] = bins
+            continue
+        values = raw[k]
+        if k == "t":
             ms = [round(float(v) * 1000) for v in values]
             cols[k] = {"d": [b - a for a, b in zip([0, *ms[:-1]], ms, strict=True)]}
         elif all(isinstance(v, str) for v in values):
             names = sorted(set(values))
-            index = {n: i for i, n in enumerate(names)}
+            index = {name: i for i, name in enumerate(names)}
             cols[k] = {"s": names, "i": [index[v] for v in values]}
         else:
             cols[k] = {"v": values}
@@ -132,11 +147,16 @@ class BlockLog:
     def seal(self) -> None:
         """Tail -> one block, synced, then an empty tail."""
         self._fh.seek(0)
-        rows = list(_lines(self._fh))
-        if not rows:
+        ts: list[float] = []
+
+        def rows() -> Iterator[dict[str, Any]]:
+            for row in _lines(self._fh):
+                ts.append(round(float(row["t"]), 3))  # as decoded: milliseconds
+                yield row
+
+        payload = encode(rows())
+        if not ts:
             return
-        payload = encode(rows)
-        ts = [round(float(r["t"]), 3) for r in rows]  # as decoded: milliseconds
         head = HEADER.pack(MAGIC, len(payload), zlib.crc32(payload), min(ts), max(ts))
         with open(self.blocks, "ab") as out:
             if out.tell() != self._end:  # a block torn by an earlier failed write
