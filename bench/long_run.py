@@ -30,10 +30,12 @@ from pathlib import Path
 from rich.console import Console
 
 from assay.engine import Engine, RunOptions
+from assay.metrics.phases import analyse
 from assay.plan.build import plan_text
 from assay.report.html import write_report
-from assay.results.blocklog import directory_bytes, read_rows, stored_bytes
+from assay.results.blocklog import StoredRows, directory_bytes, read_rows, stored_bytes
 from assay.runners.synthetic import SyntheticRunner
+from assay.verdict import closed_loop
 
 SYNTHETIC = """\
 name: day-long
@@ -88,6 +90,14 @@ def synthetic(hours: float, keep: bool) -> None:
         t1 = time.perf_counter()
         write_report(d)
         report_s = time.perf_counter() - t1
+        # phases around a snapshot every hour, as an X-Ray snapshot-impact run has them
+        events = [{"kind": "step", "name": "snap", "action": "snapshot", "t_start": h * 3600.0,
+                   "t_end": h * 3600.0 + 3} for h in range(1, seconds // 3600 + 1)]
+        t2 = time.perf_counter()
+        phases = analyse(closed_loop(plan), StoredRows(d, "samples"), events, plan.warmup,
+                         plan.total_seconds)
+        phases_s = time.perf_counter() - t2
+        peak = max(peak, peak_mb())
         # the same seconds as plain NDJSON, as every run stored them before the block store
         plain = sum(len(line) + 1 for name in ("samples", "series") for line in _lines(d, name))
         print(f"synthetic run: {seconds:,} s x {len(plan.components)} series ({rows:,} samples) "
@@ -97,6 +107,8 @@ def synthetic(hours: float, keep: bool) -> None:
               f"{plain / 1e6:.0f} MB: ratio {plain / 1e6 / stored:.1f}x smaller")
         print(f"run directory {directory_bytes(d) / 1e6:.1f} MB")
         print(f"report built in {report_s:.1f} s (goal <= 20 s)")
+        print(f"phases around {len(events)} hourly snapshots ({len(phases.windows)} windows, "
+              f"recoveries) in {phases_s:.1f} s; peak RSS after report and phases {peak:.0f} MB")
         if keep:
             print(f"kept: {d}")
     finally:

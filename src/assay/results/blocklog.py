@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-BLOCK_S = 300.0  # seconds per sealed block: the tail holds at most this much plain text
+BLOCK_S = 60.0  # seconds per sealed block: the tail holds at most this much plain text
 MAGIC = b"ASB1"
 HEADER = struct.Struct("<4sIIdd")  # magic, payload bytes, crc32, first t, last t
 BINS = "bins"
