@@ -26,6 +26,7 @@ from assay.hosts import cgroup
 from assay.hosts.cgroup import BlkioGroup
 from assay.hosts.fingerprint import block_device_facts
 from assay.hosts.utilisation import HostProbe
+from assay.metrics.duetime import IssueLogReader, due_latency, due_windows, paced_jobs
 from assay.metrics.sampler import Sample, Sampler, stored_line
 from assay.plan import LOCAL, RUN_JOB, Plan
 from assay.plan.model import variables
@@ -36,6 +37,7 @@ from assay.postgres.sidecar import Sidecars, fio_specs
 from assay.prefill import prefill
 from assay.progress import live_line
 from assay.report.html import write_report
+from assay.results.blocklog import RunStreams, StoredRows, directory_bytes, read_rows
 from assay.results.catalogue import Catalogue
 from assay.results.record import parse_record
 from assay.results.rundir import RunDir, read_ndjson
@@ -50,6 +52,7 @@ from assay.run_options import (
 from assay.runinfo import initial_record
 from assay.runners import FioRun, Runner
 from assay.runners.base import fio_outcome
+from assay.runners.local import LocalRunner
 from assay.scenario.units import format_size
 from assay.thresholds.live import LiveVerdict
 from assay.verdict import grade
@@ -63,8 +66,7 @@ class Engine:
         self.platform = driver(plan.scenario.target.platform)(plan.scenario.target)
         self.run_dir: RunDir | None = None
         self.runner: Runner | None = None
-        self.samples: list[dict[str, Any]] = []
-        self.host_rows: list[dict[str, Any]] = []  # utilisation per second (hosts.ndjson)
+        self.streams: RunStreams | None = None  # samples and series, on disk as they come
         self.info: dict[str, Any] = {}
         self.env: dict[str, str] = {}  # the job files' variables
         self.cgroup: BlkioGroup | None = None  # fio runs in it, so actions can throttle it
@@ -122,6 +124,7 @@ class Engine:
         self.env = variables(directory.resolve(), direct)
         self.run_dir = rd = RunDir.create(self.opt.results_root, plan.name)
         rd.write_text("scenario.yaml", plan.resolved.text)
+        self.streams = RunStreams(rd.path)
         self.runner = runner = self.opt.runner(LOCAL, rd.host_dir(LOCAL))
         if not plan.scenario.target.device:
             runner.prepare(directory, sorted({w.subdir for w in plan.resolved.workloads.values()
@@ -179,9 +182,19 @@ class Engine:
         timeline = (self.opt.timeline or default_timeline)(plan, self.platform, rd, self.cgroup)
         runner.confine(self.cgroup.path / "cgroup.procs" if self.cgroup else None)
         rd.event("load", outcome="started")
-        probe = HostProbe()
         side.start(self.cgroup)  # first: the clean-up stops it whatever fio does
-        fio = runner.start(RUN_JOB, self.env) if plan.jobs else side.idle_run()
+        issue_logs = self._issue_logs()  # before fio: it opens the pipes as it starts
+        try:
+            fio = runner.start(RUN_JOB, self.env) if plan.jobs else side.idle_run()
+            return self._drive(fio, side, sampler, live, timeline)
+        finally:
+            if issue_logs:
+                issue_logs.finish()
+
+    def _drive(self, fio: FioRun, side: Sidecars, sampler: Sampler, live: LiveVerdict,
+               timeline: Timeline | None) -> tuple[str, str]:
+        assert self.run_dir and self.runner
+        rd, runner, plan, probe = self.run_dir, self.runner, self.plan, HostProbe()
         sampler.start(fio.started * 1000)
         if timeline:
             timeline.start(runner.clock())
@@ -225,6 +238,16 @@ class Engine:
             return "aborted", failure
         return fio_outcome(rc, fio)
 
+    def _issue_logs(self) -> IssueLogReader | None:
+        """Reads the fixed-rate jobs' issue logs from named pipes as fio writes them."""
+        assert self.run_dir and self.runner
+        jobs = paced_jobs({n: self.plan.jobs[n].options for n in self.plan.jobs
+                           if "write_iolog" in self.plan.jobs[n].options})
+        if not jobs or not isinstance(self.runner, LocalRunner):
+            return None
+        return IssueLogReader(self.run_dir.host_dir(LOCAL), self.run_dir.path, jobs,
+                              self.plan.scenario.seed).start()
+
     def _stop(self, fio: FioRun, sampler: Sampler, timeline: Timeline | None) -> None:
         """Stop fio and the timeline, keeping the seconds fio reported on its way out."""
         fio.stop()
@@ -243,20 +266,16 @@ class Engine:
 
     def _record(self, samples: list[Sample]) -> list[dict[str, Any]]:
         """Append a second's samples to the run directory; returns them as stored."""
-        assert self.run_dir
+        assert self.streams
         out = [s.record() for s in samples]
-        for s, rec in zip(samples, out, strict=True):
-            self.run_dir.append("series.ndjson", s.row())
-            self.run_dir.append_text("samples.ndjson", stored_line(rec))
-        self.samples.extend(out)
+        self.streams.append([s.row() for s in samples], [stored_line(r) for r in out])
         return out
 
     def _host(self, probe: HostProbe, t: float) -> None:
         """This host's utilisation over the second just measured (hosts.ndjson)."""
         assert self.run_dir
-        row = {"t": round(t, 3), "host": LOCAL, **probe.sample()}
-        self.run_dir.append("hosts.ndjson", row)
-        self.host_rows.append(row)
+        assert self.streams
+        self.streams.hosts.append([{"t": round(t, 3), "host": LOCAL, **probe.sample()}])
 
     # -- the verdict ----------------------------------------------------------------------
     def _finish(self, status: str, reason: str) -> Outcome:
@@ -269,15 +288,18 @@ class Engine:
             logs = self.runner.fetch_logs() if self.runner else []
         except OSError:
             logs = []
-        v = grade(self.plan, self.samples, steps, logs, self.host_rows)
+        measured = self.streams.close() if self.streams else 0
+        samples = StoredRows(rd.path, "samples", measured)  # read back, not held in memory
+        v = grade(self.plan, samples, steps, logs, read_rows(rd.path, "hosts"),
+                  due_latency(rd.path, due_windows(self.plan)))
         if steps:
             self.info["events"] = steps
             self.info.update(v.phases.to_json())
         if status == "done":
             status = "passed" if v.passed else "failed"
-        elif self.samples and v.results:
+        elif measured and v.results:
             self.info.setdefault("warnings", []).append(
-                f"the run was {status} and graded on the {len(self.samples)} samples it "
+                f"the run was {status} and graded on the {measured} samples it "
                 f"measured: the verdict covers part of the run only")
         self.info.setdefault("warnings", []).extend(v.warnings)
         ended = time.time()
@@ -306,6 +328,7 @@ class Engine:
             write_report(rd.path)
         except Exception as e:  # a report is rebuilt any time with `assay report`; keep the run
             self.console.print(f"[yellow]warning:[/] could not write report.html: {e}")
+        self.console.print(f"run directory: {format_size(directory_bytes(rd.path))} ({rd.path})")
         return Outcome(status, rd.path, reason, v.stats, v.results)
 
     def _cleanup(self) -> None:

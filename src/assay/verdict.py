@@ -4,7 +4,7 @@ early (interrupted, aborted), on the seconds it measured."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -12,7 +12,7 @@ from typing import Any
 from assay.metrics.advice import advise
 from assay.metrics.intended import component_intended
 from assay.metrics.phases import PhaseReport, analyse
-from assay.metrics.summary import ComponentInfo, Stats, aggregate
+from assay.metrics.summary import ComponentInfo, Stats, aggregate_all
 from assay.plan import Plan
 from assay.thresholds.evaluate import Result, evaluate
 
@@ -37,20 +37,26 @@ class Verdict:
                             "failed": sum(not r.passed for r in self.results)}}
 
 
-def grade(plan: Plan, samples: Sequence[dict[str, Any]], steps: Sequence[dict[str, Any]],
-          logs: Sequence[Path], hosts: Sequence[dict[str, Any]] = ()) -> Verdict:
-    """`steps` are the timeline's step events; `logs` fio's per-IO latency logs; `hosts` the
-    hosts' utilisation per second (hosts.ndjson rows)."""
+def grade(plan: Plan, samples: Collection[dict[str, Any]], steps: Sequence[dict[str, Any]],
+          logs: Sequence[Path], hosts: Iterable[dict[str, Any]] = (),
+          due: Mapping[str, dict[str, float | None]] | None = None) -> Verdict:
+    """`samples` may be read back from disk (results/blocklog.StoredRows): each pass streams;
+    `steps` are the timeline's step events; `logs` fio's per-IO latency logs; `hosts` the
+    hosts' utilisation per second (hosts.ndjson rows); `due` latency from the due time per
+    component (metrics/duetime.py)."""
     start, end = plan.warmup, plan.total_seconds
     components = closed_loop(plan)
-    stats = {c.name: aggregate(c, samples, start, end) for c in components}
+    stats = aggregate_all(components, samples, start, end)
     intended(plan, stats, logs, start, end)
+    for name, figures in (due or {}).items():
+        if name in stats:
+            stats[name].intended = figures
     phase_report = analyse(components, samples, steps, start, end)
     host_stats = host_summary(hosts, start, end)
     results = evaluate(plan.thresholds, components, stats, phase_report, host_stats) \
         if samples else []
-    series = [{"t": s["t"], "dt": s["dt"], "c": s["c"],
-               "iops": s["ios"] / s["dt"] if s["dt"] else 0.0} for s in samples]
+    series = ({"t": s["t"], "dt": s["dt"], "c": s["c"],
+               "iops": s["ios"] / s["dt"] if s["dt"] else 0.0} for s in samples)
     ratios = {n: (w.data.compressibility, w.data.dedupe)
               for n, w in plan.resolved.workloads.items()}
     windows = {c.name: (max(start, c.start_s), min(end, c.end_s) if c.end_s else end)
@@ -72,7 +78,7 @@ def closed_loop(plan: Plan) -> list[ComponentInfo]:
     return out
 
 
-def host_summary(rows: Sequence[dict[str, Any]], start: float, end: float) \
+def host_summary(rows: Iterable[dict[str, Any]], start: float, end: float) \
         -> dict[str, dict[str, float]]:
     """Per host over the measured window: the mean of each utilisation metric and, as
     `<metric>_max`, its largest 1 s value; network summed over the NICs, and per NIC."""
@@ -100,11 +106,12 @@ def host_summary(rows: Sequence[dict[str, Any]], start: float, end: float) \
 
 def intended(plan: Plan, stats: dict[str, Stats], logs: Sequence[Path], start: float,
              end: float) -> None:
-    """Latency from each IO's due time, for components whose jobs all kept per-IO logs."""
+    """Latency from each IO's due time, for even-paced components whose jobs all left per-IO
+    logs (recordings of runs from before metrics/duetime.py)."""
     jobs = plan.jobs
     for spec in plan.specs:
-        if spec.component not in stats or not spec.jobs or \
-                any("write_lat_log" not in jobs[n].options for n in spec.jobs):
+        if spec.component not in stats or not spec.jobs or not logs or any(
+                jobs[n].options.get("rate_process") != "linear" for n in spec.jobs):
             continue
         # fio names the log <name>_lat.<job number>.log
         found = {n: next((p for p in logs if p.name.startswith(f"{n}_lat.")), None)

@@ -31,3 +31,19 @@ def test_an_ordinary_component_counts_intervals_by_their_middle():
     samples = [sample(t, 100) for t in (1.0, 2.0, 3.0, 4.0)] + [sample(4.05, 0, 0.05)]
     s = aggregate(info, samples, 1.0, 4.0)  # the first second is warm-up; the stub is no rate
     assert s.iops == 100 and s.ios == 300
+
+
+def test_the_running_median_of_a_day_of_seconds_is_close_and_small():
+    import random
+
+    from assay.metrics.summary import RunningMedian, median
+
+    rng = random.Random(3)
+    values = [rng.gauss(4200, 60) / rng.choice((0.998, 1.0, 1.003)) for _ in range(86_400)]
+    m = RunningMedian()
+    for v in values:
+        m.add(v)
+    exact = median(values)
+    assert exact is not None and m.value() is not None
+    assert abs(m.value() - exact) <= 0.0005 * exact
+    assert len(m._counts) < 2000  # not one entry per second

@@ -54,8 +54,8 @@ def test_the_plan_is_frozen_and_its_job_files_final():
     run = plan.jobfile(LOCAL, RUN_JOB)
     # nothing run-specific: the target and O_DIRECT come from variables the runner sets
     assert "directory=${ASSAY_TARGET}" in run and "direct=${ASSAY_DIRECT}" in run
-    # even-paced jobs log per IO (latency from the due time) already in the plan
-    assert "write_lat_log=" in run
+    # fixed-rate jobs log their issues (latency from the due time) already in the plan
+    assert "write_iolog=" in run and "write_lat_log=" not in run
     prefill = plan.jobfile(LOCAL, PREFILL_JOB)
     assert prefill.count("[prefill.") == len(plan.files) == 2
 

@@ -15,6 +15,7 @@ from assay.cli.common import results_option, results_root
 from assay.console import make_console
 from assay.exitcodes import UserError
 from assay.report.terminal import STATUS_STYLE
+from assay.results.blocklog import last_second
 from assay.results.catalogue import Catalogue
 
 # statuses the terminal summary does not know: a run that can no longer finish
@@ -45,6 +46,9 @@ def command(scenario: str | None, limit: int, json_mode: bool, rebuild: bool,
             raise UserError(f"cannot rebuild {catalogue.file}: {e}") from None
         con.print(f"rebuilt {catalogue.file} from {n} run director{'y' if n == 1 else 'ies'}")
     rows = catalogue.list(limit, scenario)
+    for r in rows:  # how far a crashed run got: its seconds up to there are all kept
+        if r["status"] == "crashed":
+            r["last_t"] = last_second(Path(r["path"]))
     if catalogue.notice:
         click.echo(f"note: {catalogue.notice}", err=True)
     if json_mode:
@@ -65,6 +69,8 @@ def command(scenario: str | None, limit: int, json_mode: bool, rebuild: bool,
         started = time.strftime("%Y-%m-%d %H:%M", time.localtime(r["started"] or 0))
         style = STATUS_STYLE.get(r["status"]) or _EXTRA_STYLE.get(r["status"], "")
         status = f"[{style}]{escape(r['status'])}[/]" if style else escape(r["status"])
+        if r.get("last_t") is not None:
+            status += f" at {r['last_t']:.0f}s"
         t.add_row(escape(r["id"]), escape(r["scenario"]), started, status, grade,
                   escape(r["target"]))
     con.print(t)

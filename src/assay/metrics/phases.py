@@ -2,7 +2,8 @@
 
 Phases are windows of the measured time, cut at the step events of events.ndjson (those with
 `annotate: true`). Each is re-aggregated exactly from the stored per-second samples with
-`summary.aggregate`, so a phase's p99 comes from its merged histograms, not from averaging.
+`summary.Accumulator`, so a phase's p99 comes from its merged histograms, not from averaging;
+every window, and then every recovery, in one pass over the samples each.
 
     before   measured start → first event          during   each event (its whole seconds)
     between  one event's end → the next's start    after    last event's end → run end
@@ -21,12 +22,13 @@ None when it never got back.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.metrics.summary import ComponentInfo, Stats, aggregate
+from assay.metrics.summary import Accumulator, ComponentInfo, Stats
 
 IOPS_TOLERANCE = 0.10  # back when IOPS >= 90 % of before
 LATENCY_TOLERANCE = 0.50  # and mean latency <= 150 % of before
@@ -83,18 +85,7 @@ def _merge(windows: list[Window]) -> list[Window]:
     return out
 
 
-def _inside(sample: dict[str, Any], windows: Sequence[Window]) -> bool:
-    middle = sample["t"] - sample["dt"] / 2  # as summary.aggregate: by the interval's middle
-    return any(lo <= middle <= hi for lo, hi in windows)
-
-
-def _stats(components: Sequence[ComponentInfo], samples: Sequence[dict[str, Any]],
-           windows: Sequence[Window], start: float, end: float) -> dict[str, Stats]:
-    chosen = [s for s in samples if _inside(s, windows)]
-    return {c.name: aggregate(c, chosen, start, end) for c in components}
-
-
-def analyse(components: Sequence[ComponentInfo], samples: Sequence[dict[str, Any]],
+def analyse(components: Sequence[ComponentInfo], samples: Iterable[dict[str, Any]],
             events: Iterable[dict[str, Any]], start: float, end: float) -> PhaseReport:
     """Phases of the measured window [start, end] around the step events."""
     report = PhaseReport()
@@ -119,27 +110,115 @@ def analyse(components: Sequence[ComponentInfo], samples: Sequence[dict[str, Any
         named.append(("during", e.get("name"), e.get("action"), e.get("n"), w))
     named.sort(key=lambda x: x[4][0])
     groups: dict[str, list[Window]] = {}
-    for kind, step, action, n, w in named:
+    keys_of: list[list[str]] = []  # the groups each named window belongs to
+    for kind, step, action, _, w in named:
+        labels = sorted(x for x in {step, action} if x is not None)
+        keys = [kind] + ([f"during {x}" for x in labels] if kind == "during" else [])
+        for key in keys:
+            groups.setdefault(key, []).append(w)
+        keys_of.append(keys)
+    per_window, per_group = _windows_stats(components, samples, [x[4] for x in named],
+                                           keys_of, start, end)
+    for (kind, step, action, n, w), stats in zip(named, per_window, strict=True):
         report.windows.append({"name": kind, "step": step, "action": action, "n": n,
                                "start": w[0], "end": w[1],
-                               "stats": {c: s.to_json() for c, s in
-                                         _stats(components, samples, [w], start, end).items()}})
-        groups.setdefault(kind, []).append(w)
-        if kind == "during":
-            for label in {step, action} - {None}:
-                groups.setdefault(f"during {label}", []).append(w)
+                               "stats": {c: s.to_json() for c, s in stats.items()}})
     for key, ws in groups.items():
-        report.totals[key] = _stats(components, samples, ws, start, end)
+        report.totals[key] = per_group[key]
         report.seconds[key] = sum(hi - lo for lo, hi in ws)
     before = report.totals.get("before", {})
-    for e, w in own:
+    recovered = recoveries(components, samples, before,
+                           [float(e.get("t_end") or w[1]) for e, w in own], end)
+    for (e, _), per_component in zip(own, recovered, strict=True):
         report.recovery.append({
             "step": e.get("name"), "action": e.get("action"), "n": e.get("n"),
-            "t_end": e.get("t_end"),
-            "components": {c.name: recovery_seconds(c, samples, before.get(c.name),
-                                                    float(e.get("t_end") or w[1]), end)
-                           for c in components}})
+            "t_end": e.get("t_end"), "components": per_component})
     return report
+
+
+def _windows_stats(components: Sequence[ComponentInfo], samples: Iterable[dict[str, Any]],
+                   windows: Sequence[Window], keys_of: Sequence[list[str]], start: float,
+                   end: float) -> tuple[list[dict[str, Stats]], dict[str, dict[str, Stats]]]:
+    """Stats per window and per group of windows, in one pass over the samples (a long
+    run's samples are read back from disk: one pass, whatever the number of events)."""
+    def accs() -> dict[str, Accumulator]:
+        return {c.name: Accumulator(c, start, end) for c in components}
+
+    per_window = [accs() for _ in windows]
+    per_group = {k: accs() for keys in keys_of for k in keys}
+    order = sorted(range(len(windows)), key=lambda i: windows[i][0])
+    starts = [windows[i][0] for i in order]
+    longest = max((hi - lo for lo, hi in windows), default=0.0)
+    for s in samples:
+        middle = s["t"] - s["dt"] / 2  # as summary.aggregate: by the interval's middle
+        hit: set[str] = set()
+        j = bisect.bisect_right(starts, middle) - 1
+        while j >= 0 and starts[j] >= middle - longest:
+            i = order[j]
+            lo, hi = windows[i]
+            if lo <= middle <= hi and s["c"] in per_window[i]:
+                per_window[i][s["c"]].add(s)
+                hit.update(keys_of[i])
+            j -= 1
+        for key in hit:
+            per_group[key][s["c"]].add(s)
+    return ([{n: a.stats() for n, a in w.items()} for w in per_window],
+            {k: {n: a.stats() for n, a in g.items()} for k, g in per_group.items()})
+
+
+def recoveries(components: Sequence[ComponentInfo], samples: Iterable[dict[str, Any]],
+               before: dict[str, Stats], ends: Sequence[float], end: float) \
+        -> list[dict[str, float | None]]:
+    """Per event end: each component's recovery (see the module docstring), in one pass."""
+    trackers = [{c.name: _Recovery(before.get(c.name), t_end) for c in components}
+                for t_end in ends]
+    for s in samples:
+        if not s["t"] <= end + 1e-6:
+            continue
+        for per in trackers:
+            tracker = per.get(s["c"])
+            if tracker is not None:
+                tracker.add(s)
+    return [{name: t.result() for name, t in per.items()} for per in trackers]
+
+
+class _Recovery:
+    """Seconds after `t_end` until a component is steadily back near `baseline`, fed its
+    samples in time order: the start of the first run of STABLE_S good seconds (or of good
+    seconds to the end of the run)."""
+
+    def __init__(self, baseline: Stats | None, t_end: float):
+        self.baseline = baseline if baseline is not None and baseline.seconds >= 1 and \
+            baseline.ios else None
+        self.t_end = t_end
+        self.streak: float | None = None  # where the current run of good seconds began
+        self.length = 0
+        self.found: float | None = None
+
+    def add(self, s: dict[str, Any]) -> None:
+        if self.baseline is None or self.found is not None or s["t"] <= self.t_end:
+            return
+        if _good(s, self.baseline):
+            if not self.length:
+                self.streak = float(s["t"]) - float(s["dt"])
+            self.length += 1
+            if self.length >= STABLE_S:
+                self.found = self.streak
+        else:
+            self.length = 0
+
+    def result(self) -> float | None:
+        found = self.found if self.found is not None else (self.streak if self.length else
+                                                           None)
+        return None if found is None else round(max(0.0, found - self.t_end), 3)
+
+
+def _good(s: dict[str, Any], baseline: Stats) -> bool:
+    base_lat = baseline.lat_avg_ms or 0.0
+    iops = s["ios"] / s["dt"] if s["dt"] else 0.0
+    lat = s["lat_sum_ns"] / s["ios"] / 1e6 if s["ios"] else 0.0
+    return iops >= (1 - IOPS_TOLERANCE) * baseline.iops and \
+        lat <= max((1 + LATENCY_TOLERANCE) * base_lat, base_lat + LATENCY_SLACK_MS)
 
 
 def _gaps(busy: list[Window], start: float, end: float) -> list[Window]:
@@ -151,25 +230,3 @@ def _gaps(busy: list[Window], start: float, end: float) -> list[Window]:
     if end > cursor:
         out.append((cursor, end))
     return out
-
-
-def recovery_seconds(info: ComponentInfo, samples: Sequence[dict[str, Any]],
-                     baseline: Stats | None, t_end: float, end: float) -> float | None:
-    """Seconds after `t_end` until the component is steadily back near `baseline`."""
-    if baseline is None or baseline.seconds < 1 or not baseline.ios:
-        return None
-    rows = sorted((s for s in samples if s["c"] == info.name and t_end < s["t"] <= end + 1e-6),
-                  key=lambda s: s["t"])
-    base_lat = baseline.lat_avg_ms or 0.0
-
-    def good(s: dict[str, Any]) -> bool:
-        iops = s["ios"] / s["dt"] if s["dt"] else 0.0
-        lat = s["lat_sum_ns"] / s["ios"] / 1e6 if s["ios"] else 0.0
-        return iops >= (1 - IOPS_TOLERANCE) * baseline.iops and \
-            lat <= max((1 + LATENCY_TOLERANCE) * base_lat, base_lat + LATENCY_SLACK_MS)
-
-    for i, s in enumerate(rows):
-        run = rows[i:i + STABLE_S]
-        if all(good(r) for r in run):
-            return round(max(0.0, float(s["t"]) - float(s["dt"]) - t_end), 3)
-    return None

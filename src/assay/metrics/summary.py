@@ -126,6 +126,38 @@ def median(values: list[float]) -> float | None:
     return v[mid] if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
 
 
+class RunningMedian:
+    """The median of values added one at a time, in memory that does not grow with their
+    number: values are counted per 4 significant digits (0.05 %), so a day of seconds is a
+    few thousand counters, and asking for the median every second stays cheap."""
+
+    def __init__(self) -> None:
+        self._counts: dict[float, int] = {}
+        self._n = 0
+
+    def add(self, x: float) -> None:
+        key = float(f"{x:.4g}")
+        self._counts[key] = self._counts.get(key, 0) + 1
+        self._n += 1
+
+    def __len__(self) -> int:
+        return self._n
+
+    def value(self) -> float | None:
+        if not self._n:
+            return None
+        keys = sorted(self._counts)
+        lo_rank, hi_rank = (self._n - 1) // 2, self._n // 2  # the middle one, or two
+        seen, lo = 0, None
+        for k in keys:
+            seen += self._counts[k]
+            if lo is None and seen > lo_rank:
+                lo = k
+            if seen > hi_rank:
+                return (lo + k) / 2 if lo is not None else k
+        return keys[-1]
+
+
 class Accumulator:
     """Stats of one component over [start, end], fed one sample at a time: the verdict, the
     phases and the live check during a run use the same arithmetic, in memory that does not
@@ -148,8 +180,8 @@ class Accumulator:
         self.hist = Histogram()
         # 15 s counter samples: index -> [latency sum ns, IOs, seconds covered]
         self.windows: dict[int, list[float]] = {}
-        self.second_iops: list[float] = []
-        self.second_lat: list[float] = []
+        self.second_iops = RunningMedian()
+        self.second_lat = RunningMedian()
 
     def add(self, s: dict[str, Any]) -> bool:
         """Count a sample of this component if it lies in the window; True when it did."""
@@ -182,9 +214,9 @@ class Accumulator:
         w[1] += s["ios"]
         w[2] += s["dt"]
         if s["dt"] >= MIN_RATE_DT:
-            self.second_iops.append(s["ios"] / s["dt"])
+            self.second_iops.add(s["ios"] / s["dt"])
             if s["ios"]:
-                self.second_lat.append(s["lat_sum_ns"] / s["ios"] / 1e6)
+                self.second_lat.add(s["lat_sum_ns"] / s["ios"] / 1e6)
         return True
 
     def max_sample_ms(self) -> float | None:
@@ -216,7 +248,7 @@ class Accumulator:
             lat_p99_ms=ns_to_ms(pct[99.0]), lat_p999_ms=ns_to_ms(pct[99.9]),
             lat_max_ms=ns_to_ms(lat_max), target_iops=target, behind_max_s=self.behind,
             rate_tolerance=tolerance, lat_max_sample_ms=self.max_sample_ms(),
-            iops_median=median(self.second_iops), lat_avg_median_ms=median(self.second_lat))
+            iops_median=self.second_iops.value(), lat_avg_median_ms=self.second_lat.value())
 
 
 def aggregate(info: ComponentInfo, samples: Iterable[dict[str, Any]], start: float,
@@ -227,3 +259,14 @@ def aggregate(info: ComponentInfo, samples: Iterable[dict[str, Any]], start: flo
     for s in samples:
         acc.add(s)
     return acc.stats()
+
+
+def aggregate_all(infos: Iterable[ComponentInfo], samples: Iterable[dict[str, Any]],
+                  start: float, end: float) -> dict[str, Stats]:
+    """`aggregate` for every component in one pass over the samples."""
+    accs = {i.name: Accumulator(i, start, end) for i in infos}
+    for s in samples:
+        acc = accs.get(s["c"])
+        if acc is not None:
+            acc.add(s)
+    return {name: acc.stats() for name, acc in accs.items()}

@@ -16,7 +16,7 @@ from pathlib import Path
 from assay import actions as action_registry
 from assay import workloads
 from assay.fio.jobfile import fio_seconds
-from assay.metrics.intended import MAX_LOGGED_IOS
+from assay.metrics.duetime import IOLOG_SUFFIX, paced_jobs
 from assay.metrics.summary import ComponentInfo
 from assay.plan.model import Plan, render_jobfiles
 from assay.plan.sources import read_scenario
@@ -107,19 +107,17 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
 
 
 def log_due_times(streams: list[Stream], seconds: float) -> str:
-    """Ask fio for per-IO logs of even-paced jobs, when they fit in its memory: latency from
-    each IO's due time is rebuilt from them (metrics/intended.py). Returns what was decided."""
-    even = [j for s in streams for j in s.jobs
-            if j.options.get("rate_process") == "linear" and j.options.get("rate")]
-    if not even:
-        return "not computed: no even-paced fixed-rate component"
-    due = sum(c.target_iops or 0 for s in streams for c in s.components if not c.poisson)
-    if due * seconds > MAX_LOGGED_IOS:
-        return (f"not computed: over {MAX_LOGGED_IOS:,} IOs would be logged; the schedule-lag "
-                f"check applies")
-    for job in even:
-        job.options["write_lat_log"] = job.name
-    return "from fio's per-IO logs of even-paced jobs"
+    """Ask fio for the issue log of every fixed-rate job: assay reads it from a named pipe as
+    fio writes it and rebuilds each IO's due time (metrics/duetime.py). Returns what was
+    decided."""
+    jobs = {j.name: j for s in streams for j in s.jobs}
+    paced = paced_jobs({n: j.options for n, j in jobs.items()})
+    if not paced:
+        return "not computed: no fixed-rate component"
+    for name in paced:
+        jobs[name].options["write_iolog"] = f"{name}{IOLOG_SUFFIX}"
+    return "from fio's issue logs, read as fio writes them, and each IO's due time from its " \
+           "job's even or Poisson schedule"
 
 
 def in_window(streams: list[Stream], warmup: float, start: float, stop: float | None,

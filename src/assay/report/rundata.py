@@ -15,6 +15,7 @@ from typing import Any
 
 from assay.metrics.histogram import Histogram
 from assay.report.downsample import envelope_xy
+from assay.results.blocklog import merged_bins, read_rows
 from assay.results.record import RunRecord
 from assay.results.rundir import read_ndjson
 
@@ -93,6 +94,13 @@ def _records(path: Path, batch: int = 20_000) -> Iterator[dict[str, Any]]:
                         continue
 
 
+def series_rows(run_dir: Path) -> Iterator[dict[str, Any]]:
+    """The per-second series: compact blocks and tail, or an older run's series.ndjson."""
+    if (run_dir / "series.blocks").exists():
+        return read_rows(run_dir, "series")
+    return _records(run_dir / "series.ndjson")
+
+
 def _last_line(text: Any) -> str:
     """A step's output can be long: its last non-empty line says what happened."""
     lines = [ln for ln in str(text or "").splitlines() if ln.strip()]
@@ -103,7 +111,7 @@ def per_second(run_dir: Path) -> dict[str, dict[str, list[Any]]]:
     """component -> {"t": [...], "dt": [...], "phase": [...], metric: [...]} (series.ndjson)."""
     out: dict[str, dict[str, list[Any]]] = {}
     keys = ("t", "dt", "phase", *CHART_METRICS)
-    for row in _records(run_dir / "series.ndjson"):
+    for row in series_rows(run_dir):
         c = row.get("c")
         if not isinstance(c, str) or not isinstance(row.get("t"), int | float):
             continue
@@ -139,7 +147,9 @@ def host_series(run_dir: Path, max_points: int = MAX_POINTS) -> dict[str, dict[s
     """host -> metric -> [[t...], [v...]] from hosts.ndjson (network summed over the NICs),
     downsampled like the IO series."""
     cols: dict[str, dict[str, list[Any]]] = {}
-    for row in _records(run_dir / "hosts.ndjson"):
+    rows = read_rows(run_dir, "hosts") if (run_dir / "hosts.blocks").exists() \
+        else _records(run_dir / "hosts.ndjson")
+    for row in rows:
         t = row.get("t")
         if not isinstance(t, int | float):
             continue
@@ -193,10 +203,14 @@ def _sample_lines(path: Path, cap: int) -> Iterator[str]:
 def latency_curves(run_dir: Path, run: RunRecord,
                    cap: int = SAMPLES_CAP_BYTES) -> dict[str, Any]:
     """Merged histograms over the measured window -> latency by percentile, per component."""
+    start, end = run.measured_window()
+    compact = merged_bins(run_dir, "samples", start, end)
+    if compact is not None:  # the compact store: every second, exactly
+        return {"curves": {c: percentile_curve(Histogram(b)) for c, b in compact.items() if b},
+                "sampled": False}
     path = run_dir / "samples.ndjson"
     if not path.exists():
         return {"curves": {}, "sampled": False}
-    start, end = run.measured_window()
     merged: dict[str, dict[str, int]] = {}  # bins summed with fio's string keys: no conversions
     for line in _sample_lines(path, cap):
         try:

@@ -19,7 +19,7 @@ from typing import Any
 
 BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 STALE_AFTER = 600.0  # seconds without a write before a run with no pid counts as crashed
-_ACTIVITY = ("run.json", "events.ndjson", "series.ndjson", "samples.ndjson")
+_ACTIVITY = ("run.json", "events.ndjson", "series.ndjson", "samples.ndjson", "samples.blocks")
 
 
 def current_boot_id() -> str | None:

@@ -7,7 +7,6 @@ fell behind its schedule) ends the trial as failed (thresholds/live.py).
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
@@ -22,6 +21,7 @@ from rich.console import Console
 
 from assay.engine import Engine, Outcome, RunOptions
 from assay.plan import Plan
+from assay.results.blocklog import read_rows
 from assay.thresholds.evaluate import Result
 
 
@@ -35,13 +35,11 @@ def delivered(outcome: Outcome) -> float | None:
     ios: dict[str, float] = dict.fromkeys(targets, 0.0)
     seconds: dict[str, float] = dict.fromkeys(targets, 0.0)
     try:
-        with open(outcome.run_dir / "series.ndjson", encoding="utf-8") as fh:
-            for line in fh:
-                row = json.loads(line)
-                if row.get("c") in targets:
-                    ios[row["c"]] += row["ios"]
-                    seconds[row["c"]] += row["dt"]
-    except (OSError, ValueError):
+        for row in read_rows(outcome.run_dir, "series"):
+            if row.get("c") in targets:
+                ios[row["c"]] += row["ios"]
+                seconds[row["c"]] += row["dt"]
+    except (OSError, ValueError, KeyError):
         return None
     ratios = [ios[c] / seconds[c] / t for c, t in targets.items() if seconds[c] and t]
     return min(ratios) if ratios else None

@@ -6,8 +6,8 @@ import csv
 import io
 from pathlib import Path
 
+from assay.results.blocklog import read_rows
 from assay.results.record import RunRecord
-from assay.results.rundir import read_ndjson
 
 SUFFIX = "csv"
 COLUMNS = ("t", "dt", "component", "phase", "ios", "bytes", "iops", "mbps", "lat_avg_ms",
@@ -19,7 +19,7 @@ def render(run_dir: Path, record: RunRecord) -> str:
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(COLUMNS)
-    for row in read_ndjson(run_dir / "series.ndjson"):
+    for row in read_rows(run_dir, "series"):
         row = {**row, "component": row.get("c")}
         w.writerow(["" if row.get(k) is None else row[k] for k in COLUMNS])
     return out.getvalue()

@@ -6,13 +6,13 @@ import json
 from pathlib import Path
 
 from assay.report.jsondoc import summary_document
+from assay.results.blocklog import read_rows
 from assay.results.record import RunRecord
-from assay.results.rundir import read_ndjson
 
 SUFFIX = "json"
 
 
 def render(run_dir: Path, record: RunRecord) -> str:
     doc = summary_document(record, run_dir)
-    doc["series"] = list(read_ndjson(run_dir / "series.ndjson"))
+    doc["series"] = list(read_rows(run_dir, "series"))
     return json.dumps(doc, indent=2) + "\n"

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Benchmark: what does a day-long run cost? (goals for 24 h x 16 series: peak RSS <= 256 MB,
+stored samples <= 50 MB, report <= 20 s)
+
+Synthetic (default): drives the engine through a synthetic fio (runners/synthetic.py) that
+reports 86,400 one-second json+ dumps for four Exchange workloads (16 series, about 4,200
+IO/s) in compressed time: the sampler, live verdict, run directory, final verdict and report
+all run as in a real run. Side by side it prints what the same seconds would take as plain
+NDJSON, the store before this change.
+
+Real (`--real MINUTES`): a real fio run at 6,400 IO/s (OLTP, even pacing) on a temporary
+directory, printing assay's RSS every minute: it must stay flat after the second minute.
+
+    .venv/bin/python bench/long_run.py [--hours 24] [--keep]
+    .venv/bin/python bench/long_run.py --real 30
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import io
+import resource
+import shutil
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from rich.console import Console
+
+from assay.engine import Engine, RunOptions
+from assay.metrics.phases import analyse
+from assay.plan.build import plan_text
+from assay.report.html import write_report
+from assay.results.blocklog import StoredRows, directory_bytes, read_rows, stored_bytes
+from assay.runners.synthetic import SyntheticRunner
+from assay.verdict import closed_loop
+
+SYNTHETIC = """\
+name: day-long
+description: four Exchange servers for a day (synthetic fio)
+workloads:
+{workloads}
+timeline: {{warmup: 10m, duration: {minutes}m}}
+thresholds:
+  srv1: jetstress
+"""
+EXCHANGE = "  srv{i}: {{kind: exchange, mailboxes: 7600, databases: 1, dataset: 64MiB}}"
+
+REAL = """\
+name: rss-flat
+description: OLTP at 6,400 IO/s, even pacing, to watch assay's memory
+target: {{path: {path}}}
+workloads:
+  db: {{kind: oltp, data_iops: 6000, log_iops: 400, read_pct: 70, data_files: 2,
+       log_files: 1, dataset: 512MiB, load: {{pacing: even}}}}
+timeline: {{warmup: 0s, duration: {minutes}m}}
+"""
+
+
+def rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def synthetic(hours: float, keep: bool) -> None:
+    seconds = int(hours * 3600)
+    text = SYNTHETIC.format(workloads="\n".join(EXCHANGE.format(i=i) for i in range(1, 5)),
+                            minutes=seconds // 60 - 10)
+    plan = plan_text(text, "day-long.yaml")
+    root = Path(tempfile.mkdtemp(prefix="assay-bench-long-"))
+    try:
+        before = rss_mb()
+        runner = functools.partial(SyntheticRunner, seconds)
+        t0 = time.perf_counter()
+        out = Engine(plan, RunOptions(root / "results", runner=runner),
+                     Console(file=io.StringIO())).execute()
+        wall = time.perf_counter() - t0
+        peak = peak_mb()
+        d = out.run_dir
+        stored = (stored_bytes(d, "samples") + stored_bytes(d, "series")) / 1e6
+        rows = sum(1 for _ in read_rows(d, "samples"))
+        t1 = time.perf_counter()
+        write_report(d)
+        report_s = time.perf_counter() - t1
+        # phases around a snapshot every hour, as an X-Ray snapshot-impact run has them
+        events = [{"kind": "step", "name": "snap", "action": "snapshot", "t_start": h * 3600.0,
+                   "t_end": h * 3600.0 + 3} for h in range(1, seconds // 3600 + 1)]
+        t2 = time.perf_counter()
+        phases = analyse(closed_loop(plan), StoredRows(d, "samples"), events, plan.warmup,
+                         plan.total_seconds)
+        phases_s = time.perf_counter() - t2
+        peak = max(peak, peak_mb())
+        # the same seconds as plain NDJSON, as every run stored them before the block store
+        plain = sum(len(line) + 1 for name in ("samples", "series") for line in _lines(d, name))
+        print(f"synthetic run: {seconds:,} s x {len(plan.components)} series ({rows:,} samples) "
+              f"in {wall:.0f} s wall ({seconds / wall:,.0f}x real time); status {out.status}")
+        print(f"peak RSS {peak:.0f} MB (at start {before:.0f} MB; goal <= 256 MB)")
+        print(f"stored samples+series {stored:.1f} MB (goal <= 50 MB); as NDJSON "
+              f"{plain / 1e6:.0f} MB: ratio {plain / 1e6 / stored:.1f}x smaller")
+        print(f"run directory {directory_bytes(d) / 1e6:.1f} MB")
+        print(f"report built in {report_s:.1f} s (goal <= 20 s)")
+        print(f"phases around {len(events)} hourly snapshots ({len(phases.windows)} windows, "
+              f"recoveries) in {phases_s:.1f} s; peak RSS after report and phases {peak:.0f} MB")
+        if keep:
+            print(f"kept: {d}")
+    finally:
+        if not keep:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def _lines(d: Path, name: str):  # noqa: ANN202 - a generator of JSON lines
+    import json
+    for row in read_rows(d, name):
+        yield json.dumps(row, separators=(",", ":"))
+
+
+def real(minutes: float) -> None:
+    root = Path(tempfile.mkdtemp(prefix="assay-bench-rss-", dir="/var/tmp"))
+    stop = threading.Event()
+    samples: list[tuple[float, float]] = []
+
+    def watch() -> None:
+        t0 = time.monotonic()
+        while not stop.wait(60):
+            samples.append(((time.monotonic() - t0) / 60, rss_mb()))
+            print(f"  minute {samples[-1][0]:5.1f}: RSS {samples[-1][1]:6.1f} MB", flush=True)
+
+    try:
+        plan = plan_text(REAL.format(path=root / "data", minutes=minutes), "rss-flat.yaml")
+        print(f"real run: {minutes:g} min at 6,400 IO/s; RSS at start {rss_mb():.1f} MB")
+        thread = threading.Thread(target=watch, daemon=True)
+        thread.start()
+        out = Engine(plan, RunOptions(root / "results"), Console(file=io.StringIO())).execute()
+        stop.set()
+        print(f"status {out.status}; achieved "
+              f"{sum(s.iops for s in out.stats.values()):,.0f} IO/s; run directory "
+              f"{directory_bytes(out.run_dir) / 1e6:.1f} MB")
+        after2 = [mb for m, mb in samples if m >= 2]
+        if len(after2) >= 2:
+            print(f"RSS after minute 2: {min(after2):.1f} .. {max(after2):.1f} MB "
+                  f"(growth {max(after2) - after2[0]:+.1f} MB over {len(after2) - 1} min)")
+    finally:
+        stop.set()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--hours", type=float, default=24)
+    ap.add_argument("--keep", action="store_true", help="keep the synthetic run directory")
+    ap.add_argument("--real", type=float, metavar="MINUTES", help="a real fio run instead")
+    args = ap.parse_args()
+    if args.real:
+        real(args.real)
+    else:
+        synthetic(args.hours, args.keep)
+
+
+if __name__ == "__main__":
+    main()
