@@ -128,7 +128,7 @@ name: pg-tpcc
 workloads:
   pg: {{kind: postgres, driver: tpcc, warehouses: 1, clients: 2, threads: 1, wal_path: {wal}}}
 timeline:
-  duration: 6s
+  duration: 10s
   steps:
     - {{action: pg_backup, at: 1s, to: {backup}}}
 thresholds:
