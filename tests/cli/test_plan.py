@@ -42,7 +42,7 @@ def test_plan_prints_the_job_files_a_run_stores(tmp_path):
     human = assay("plan", str(scenario), "--set", "db.data_iops=300", results=results,
                   cwd=tmp_path).stdout
     assert all(line in human.splitlines() for line in stored.splitlines() if line)
-    assert "write_lat_log=" in stored  # the per-IO logs a run asks for are in the plan
+    assert "write_iolog=" in stored  # the issue logs a run asks for are in the plan
     assert "fio --parse-only: ok" in human
 
 

@@ -45,5 +45,5 @@ def test_the_running_median_of_a_day_of_seconds_is_close_and_small():
         m.add(v)
     exact = median(values)
     assert exact is not None and m.value() is not None
-    assert abs(m.value() - exact) <= 0.0005 * exact
-    assert len(m._counts) < 2000  # not one entry per second
+    assert abs(m.value() - exact) <= 0.005 * exact
+    assert len(m._counts) < 200  # not one entry per second

@@ -128,7 +128,7 @@ name: pg-tpcc
 workloads:
   pg: {{kind: postgres, driver: tpcc, warehouses: 1, clients: 2, threads: 1, wal_path: {wal}}}
 timeline:
-  duration: 6s
+  duration: 10s
   steps:
     - {{action: pg_backup, at: 1s, to: {backup}}}
 thresholds:
@@ -143,8 +143,10 @@ thresholds:
     assert nopm > 60
     mix = {k: stats[f"pg.{k}.commit"]["ios"] for k in
            ("new_order", "payment", "order_status", "delivery", "stock_level")}
-    assert all(mix.values()) and sum(mix.values()) == stats["pg.tx.commit"]["ios"]
-    assert mix["new_order"] > 4 * mix["delivery"]  # 45 % against 4 %
+    total = stats["pg.tx.commit"]["ios"]
+    assert sum(mix.values()) == total and mix["new_order"] and mix["payment"]
+    if total >= 300:  # a 4 % type is then missing once in 200,000 runs
+        assert all(mix.values()) and 0.3 < mix["new_order"] / total < 0.6, mix
     (step,) = [e for e in record["events"] if e["action"] == "pg_backup"]
     assert step["outcome"] == "ok" and step["bytes"] > 80e6 and step["mbps"] > 0
     assert not Path(step["destination"]).exists()  # the copy goes unless `keep: true`
