@@ -20,6 +20,8 @@ from typing import Any
 
 from rich.console import Console
 
+from assay.cluster import run as cluster
+from assay.cluster.group import RunnerGroup
 from assay.console import LiveProgress
 from assay.exitcodes import AssayError, RunAborted, UserError
 from assay.hosts import cgroup
@@ -111,6 +113,10 @@ class Engine:
 
     def _prepare(self) -> Path:
         plan = self.plan
+        if plan.cluster is not None:  # one runner per host, driven as one (assay.cluster)
+            self.run_dir, self.runner, self.info = cluster.open_run(plan, self.opt,
+                                                                    self.platform, self.console)
+            return self.run_dir.path
         if plan.hosts != [LOCAL]:
             raise UserError(f"this version runs on the local host only (plan: {plan.hosts})")
         directory, direct = self._target()
@@ -155,6 +161,10 @@ class Engine:
 
     def _prefill(self, directory: Path) -> None:
         assert self.run_dir and self.runner
+        if isinstance(self.runner, RunnerGroup):
+            self.info["prefill"] = cluster.prefill(self.plan, self.runner, self.run_dir,
+                                                   self.console)
+            return
         self.info["prefill"] = prefill(self.plan, directory, self.runner, self.run_dir,
                                        self.console, fresh=self.opt.fresh, env=self.env,
                                        device=self.plan.scenario.target.device)
@@ -252,12 +262,21 @@ class Engine:
             logs = self.runner.fetch_logs() if self.runner else []
         except OSError:
             logs = []
+        close = getattr(self.runner, "close", None)
+        if close is not None:  # nothing left running on any host
+            close()
         v = grade(self.plan, self.samples, steps, logs, self.host_rows)
+        group = self.runner if isinstance(self.runner, RunnerGroup) else None
+        if group is not None:
+            self.info["cluster"] = cluster.finish(group, steps)
+            for line in cluster.summary_lines(self.info["cluster"]):
+                self.console.print(f"cluster: {line}")
         if steps:
             self.info["events"] = steps
             self.info.update(v.phases.to_json())
         if status == "done":
-            status = "passed" if v.passed else "failed"
+            status = "passed" if v.passed and self.info.get("cluster", {}).get("passed", True) \
+                else "failed"
         elif self.samples and v.results:
             self.info.setdefault("warnings", []).append(
                 f"the run was {status} and graded on the {len(self.samples)} samples it "
