@@ -172,7 +172,8 @@ class Engine:
     def _load(self) -> tuple[str, str]:
         assert self.run_dir and self.runner
         rd, runner, plan = self.run_dir, self.runner, self.plan
-        sampler = Sampler(plan.specs, warmup_s=plan.warmup)
+        # a cluster's schedule follows its active hosts (RunnerGroup.specs)
+        sampler = Sampler(getattr(runner, "specs", None) or plan.specs, warmup_s=plan.warmup)
         live = LiveVerdict(plan.thresholds, plan.components, plan.warmup, plan.total_seconds)
         timeline = (self.opt.timeline or default_timeline)(plan, self.platform, rd, self.cgroup)
         runner.confine(self.cgroup.path / "cgroup.procs" if self.cgroup else None)
@@ -269,8 +270,6 @@ class Engine:
         group = self.runner if isinstance(self.runner, RunnerGroup) else None
         if group is not None:
             self.info["cluster"] = cluster.finish(group, steps)
-            for line in cluster.summary_lines(self.info["cluster"]):
-                self.console.print(f"cluster: {line}")
         if steps:
             self.info["events"] = steps
             self.info.update(v.phases.to_json())

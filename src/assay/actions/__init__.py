@@ -8,7 +8,18 @@ from __future__ import annotations
 from collections.abc import Set
 from typing import Any, Protocol, TypeVar
 
-from assay.actions import annotate, command, device, pause, rebuild, scrub, snapshot, throttle
+from assay.actions import (
+    annotate,
+    command,
+    device,
+    host_fail,
+    host_recover,
+    pause,
+    rebuild,
+    scrub,
+    snapshot,
+    throttle,
+)
 from assay.actions.context import ActionContext
 from assay.plugins import Registry, lacks
 from assay.scenario.models import StepBase
@@ -48,6 +59,8 @@ register("throttle", throttle)
 register("command", command)
 register("annotate", annotate)
 register("pause", pause)
+register("host_fail", host_fail)
+register("host_recover", host_recover)
 
 
 def get(name: str) -> Action[Any]:

@@ -25,6 +25,7 @@ merged second with the hosts still active.
 from __future__ import annotations
 
 import contextlib
+import copy
 import queue
 import threading
 import time
@@ -64,6 +65,8 @@ class RunnerGroup:
         self.skew: dict[str, dict[str, float | None]] = {}  # phase -> host -> ms after T0
         self.lost: dict[str, dict[str, Any]] = {}  # host -> when and why
         self.series = HostSeries(plan, run_dir)
+        # the merged series' schedule: a lost host's share leaves it (reschedule)
+        self.specs = copy.deepcopy(plan.specs)
         self.current: ClusterRun | None = None
         self._t0 = 0.0
 
@@ -183,10 +186,30 @@ class RunnerGroup:
 
     def close(self) -> None:
         """Close every runner (fio stopped, remote directories removed), in parallel."""
-        closers = [r for r in self.runners.values() if hasattr(r, "close")]
-        if closers:
-            with ThreadPoolExecutor(max_workers=min(16, len(closers))) as pool:
-                list(pool.map(_close, closers))
+        closers = [getattr(r, "abandon", None) if h in self.lost else getattr(r, "close", None)
+                   for h, r in self.runners.items()]
+        todo = [c for c in closers if c is not None]
+        if todo:
+            with ThreadPoolExecutor(max_workers=min(16, len(todo))) as pool:
+                list(pool.map(_call, todo))
+
+    def reschedule(self, host: str, t: float) -> None:
+        """From `t` on, the cluster's fixed rates are those of the hosts still active: each
+        component's target loses the lost host's share, and its schedule's origin moves so
+        that the IOs due up to `t` stay due (the Sampler's `behind` stays continuous)."""
+        assert self.plan.cluster is not None
+        share = {c.component: c.target_iops or 0.0 for c in self.plan.cluster.hosts[host].specs}
+        for spec in self.specs:
+            old = spec.target_iops or 0.0
+            new = old - share.get(spec.component, 0.0)
+            if old <= 0 or t <= spec.start_s:
+                spec.target_iops = new if old > 0 else spec.target_iops
+                continue
+            if new <= 0:
+                spec.target_iops = None
+                continue
+            spec.start_s = t - old * (t - spec.start_s) / new
+            spec.target_iops = new
 
     # -- what run.json records ------------------------------------------------------------
     def record(self) -> dict[str, Any]:
@@ -224,12 +247,17 @@ class ClusterRun:
             threading.Thread(target=self._pump, args=(h, run), daemon=True).start()
 
     def _pump(self, host: str, run: FioRun) -> None:
+        """One host's dumps into the queue, noting when each arrived; then fio's status
+        (waited for here: the engine's loop never blocks on one host)."""
+        rc = -1
         try:
             for doc in run.documents(poll=0.5):
                 if doc is not None:
+                    self.seen[host] = time.monotonic()
                     self._q.put((host, doc))
+            rc = run.wait()
         finally:
-            self._q.put((host, _END))
+            self._q.put((host, (_END, rc)))
 
     # -- time -----------------------------------------------------------------------------
     def _host_start(self, host: str) -> float:
@@ -239,7 +267,8 @@ class ClusterRun:
 
     @property
     def started(self) -> float:
-        """T0; the skew each host achieved against it is measured (group.skew)."""
+        """T0. Each host's start after T0 is measured (group.skew, ms); the start skew of a
+        phase is the spread of those starts."""
         skew: dict[str, float | None] = {}
         for h in self.runs:
             began = self._host_start(h)
@@ -275,19 +304,17 @@ class ClusterRun:
                 self._watch()
                 yield None
                 continue
-            if item is _END:
-                self._ended(host)
+            if isinstance(item, tuple) and item[0] is _END:
+                self._ended(host, item[1])
             elif host in self.active:
                 self.pending[host].append(item)
-                self.seen[host] = time.monotonic()
             yield from self._merge()
             self._watch()
             if all(h in self.ended for h in self.order):
                 yield from self._merge(final=True)
                 return
 
-    def _ended(self, host: str) -> None:
-        rc = self.runs[host].wait()
+    def _ended(self, host: str, rc: int) -> None:
         self.ended[host] = rc
         if host in self.active and rc != 0 and not self.stopping:
             why = self.runs[host].stderr_tail(2) or f"fio exited with status {rc}"
@@ -321,12 +348,15 @@ class ClusterRun:
         self.group.lost[host] = {"t": t, "phase": self.phase, "reason": reason}
         self.group.rd.event("host_lost", host=host, t=t, phase=self.phase, reason=reason,
                             hosts_active=len(self.active))
+        if self.measured and t is not None:
+            self.group.reschedule(host, t)
         if self.measured and t is not None:  # a timeline event: phases cut at it
             self.group.rd.event("step", name="host_lost", action="host_lost", n=1,
                                 t_due=t, t_start=t, t_end=t, seconds=0.0, outcome="detected",
                                 output=f"{host}: {reason}", annotate=True, host=host)
         run = self.runs[host]
-        threading.Thread(target=_end_quietly, args=(run,), daemon=True).start()
+        end = getattr(run, "abandon", None) or run.stop  # not asking a host that is gone
+        threading.Thread(target=_call, args=(end,), daemon=True).start()
         if not self.active and not self.stopping:
             self.stopping = True
 
@@ -366,7 +396,7 @@ class ClusterRun:
     def stop(self) -> None:
         self.stopping = True
         threads = [threading.Thread(target=run.stop, daemon=True)
-                   for h, run in self.runs.items() if h not in self.ended]
+                   for h, run in self.runs.items() if h not in self.ended and h in self.active]
         for t in threads:
             t.start()
         for t in threads:
@@ -375,7 +405,7 @@ class ClusterRun:
     def wait(self) -> int:
         """0 when every host still active ended well (lost hosts are graded, not fatal)."""
         for h, run in self.runs.items():
-            if h not in self.ended:
+            if h not in self.ended and h in self.active:  # a lost one is being ended
                 self.ended[h] = run.wait()
         bad = [rc for h, rc in self.ended.items() if h in self.active and rc != 0]
         return bad[0] if bad else (0 if self.active else 1)
@@ -389,15 +419,9 @@ class ClusterRun:
         return "\n".join(parts)
 
 
-def _end_quietly(run: FioRun) -> None:
+def _call(close: Callable[[], None]) -> None:
     with contextlib.suppress(Exception):
-        run.stop()
-        run.wait()
-
-
-def _close(runner: Any) -> None:
-    with contextlib.suppress(Exception):
-        runner.close()
+        close()
 
 
 def _facts(r: CommandResult) -> dict[str, Any]:

@@ -97,23 +97,18 @@ def prefill(plan: Plan, group: RunnerGroup, rd: RunDir, console: Console) -> dic
 
 def finish(group: RunnerGroup, steps: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """run.json's `cluster`: hosts, skew, losses, and each host graded on its own."""
+    assert group.plan.cluster is not None
     out = group.record()
     out["graded"] = group.series.grade(steps, group.lost)
-    out["passed"] = all(g["passed"] for g in out["graded"].values())
+    out["thresholds"] = []
+    limit = group.plan.cluster.skew_limit_ms
+    if limit is not None:  # the measured phase's worst skew (prefill is not graded)
+        run = [v for v in (group.skew.get("run") or {}).values() if v is not None]
+        worst = max((abs(v) for v in run), default=None)
+        out["thresholds"].append({
+            "expr": f"start_skew < {limit:g}ms", "component": "cluster", "metric": "start_skew",
+            "observed": worst, "bound": limit, "passed": worst is not None and worst < limit,
+            "note": "" if worst is not None else "no start measured"})
+    out["passed"] = all(g["passed"] for g in out["graded"].values()) and \
+        all(t["passed"] for t in out["thresholds"])
     return out
-
-
-def summary_lines(cluster: dict[str, Any]) -> list[str]:
-    """Short lines for the terminal: skew, losses, hosts failing their own thresholds."""
-    lines = []
-    if cluster.get("worst_skew_ms") is not None:
-        lines.append(f"start skew: worst {cluster['worst_skew_ms']:.1f} ms over "
-                     f"{len(cluster.get('hosts') or {})} hosts")
-    for host, lost in (cluster.get("lost") or {}).items():
-        lines.append(f"host lost: {host} at {lost.get('t')}s ({lost.get('reason')})")
-    for host, g in (cluster.get("graded") or {}).items():
-        bad = [r["expr"] + (f" ({r['note']})" if r.get("note") else "")
-               for r in g.get("thresholds", []) if not r.get("passed")]
-        if bad:
-            lines.append(f"{host}: FAILED {'; '.join(bad)}")
-    return lines

@@ -105,6 +105,19 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
     thresholds = _thresholds(resolved, components, issues, sc.timeline.warmup + run_seconds)
     host_thresholds = _thresholds(resolved, components, issues,
                                   sc.timeline.warmup + run_seconds, each_host=True)
+    entries = sc.thresholds.items() if isinstance(sc.thresholds, dict) \
+        else enumerate(sc.thresholds)
+    if hosts is None and any(host_level(k, v)[2] is None for k, v in entries):
+        issues.append(src.issue(("thresholds",), "start_skew grades a cluster run: give "
+                                "--hosts FILE"))
+    for i, step in enumerate(resolved.steps):
+        down = getattr(step, "host", None)
+        if step.action in ("host_fail", "host_recover") and (
+                hosts is None or down not in {h.name for h in hosts}):
+            issues.append(src.issue(("timeline", "steps", i, "host"),
+                                    f"{step.action} needs a host of the inventory (--hosts): "
+                                    f"{down!r} is not one" if hosts is not None else
+                                    f"{step.action} needs a cluster run: give --hosts FILE"))
     if host_thresholds and hosts is None:
         issues.append(src.issue(("thresholds",), "each_host thresholds need an inventory: "
                                 "give --hosts FILE"))
@@ -119,7 +132,8 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
     try:
         plan, jobfiles = place(plan, hosts)
     except PlacementError as e:
-        raise ScenarioInvalid([src.issue(("workloads", e.workload, "hosts"), str(e))]) from None
+        where = ("workloads", e.workload, "hosts") if e.workload else ("thresholds",)
+        raise ScenarioInvalid([src.issue(where, str(e))]) from None
     return replace(plan, jobfiles=jobfiles)
 
 
@@ -191,8 +205,12 @@ def _thresholds(resolved: ResolvedScenario, components: list[ComponentInfo],
     return out
 
 
-def host_level(key: str | int, value: Any) -> tuple[str | int, Any, bool]:
-    """`each_host.X: v` / "each_host X ..." -> (X, v, True); `cluster.` prefixes drop."""
+def host_level(key: str | int, value: Any) -> tuple[str | int, Any, bool | None]:
+    """`each_host.X: v` / "each_host.X ..." -> (X, v, True); `cluster.` prefixes drop;
+    `start_skew` (graded by the cluster run itself, plan/placement.py) -> None."""
+    if key == "start_skew" or isinstance(value, str) and value.lstrip().startswith(
+            "start_skew"):
+        return key, value, None
     for prefix, per_host in (("each_host.", True), ("cluster.", False)):
         if isinstance(key, str) and key.startswith(prefix):
             return key[len(prefix):], value, per_host

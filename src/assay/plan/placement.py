@@ -56,6 +56,7 @@ class HostPlan:
 @dataclass(frozen=True)
 class ClusterPlan:
     hosts: dict[str, HostPlan] = field(default_factory=dict)  # in inventory order
+    skew_limit_ms: float | None = None  # `start_skew: "< 10ms"`: the worst start skew
 
     @property
     def names(self) -> list[str]:
@@ -116,7 +117,8 @@ def host_dir(host: str, k: int) -> str:
     return f"{UNSAFE.sub('_', host)[:48]}.{k}"
 
 
-def _instance(streams: list[Stream], subdir: str, delay: float) -> list[Stream]:
+def _instance(streams: list[Stream], subdir: str, delay: float, seed: int | None) \
+        -> list[Stream]:
     from assay.plan.build import in_subdir  # build imports this module
 
     out = copy.deepcopy(streams)
@@ -124,6 +126,8 @@ def _instance(streams: list[Stream], subdir: str, delay: float) -> list[Stream]:
     for s in out:
         for job in s.jobs:
             job.options.pop("write_lat_log", None)  # instances would share a log name
+            if seed is not None:  # a second instance on a host: its own random sequence
+                job.options["randseed"] = seed
             if delay:
                 start = float(str(job.options.get("startdelay", "0")).rstrip("s") or 0)
                 job.options["startdelay"] = fio_seconds(start + delay)
@@ -152,7 +156,7 @@ def place(plan: Plan, hosts: list[Host]) -> tuple[Plan, dict[str, dict[str, str]
     order = {name: i for i, name in enumerate(plan.resolved.workloads)}
     jobfiles: dict[str, dict[str, str]] = {}
     host_plans: dict[str, HostPlan] = {}
-    for host in hosts:
+    for hi, host in enumerate(hosts):
         streams: list[Stream] = []
         instances: dict[str, int] = {}
         for name, on in placed.items():
@@ -163,12 +167,16 @@ def place(plan: Plan, hosts: list[Host]) -> tuple[Plan, dict[str, dict[str, str]
             for k in range(counts[name]):
                 nth = on.index(host) * counts[name] + k  # the instance's place cluster-wide
                 streams += _instance(by_workload.get(name, []), host_dir(host.name, k),
-                                     stagger * nth)
+                                     stagger * nth,
+                                     plan.scenario.seed + 1000 * hi + k if k else None)
         if not streams:
             continue
         streams.sort(key=lambda s: order.get(s.workload, 0))
         local = replace(plan, streams=streams)
-        jobfiles[host.name] = {RUN_JOB: run_jobfile(local), PREFILL_JOB: prefill_jobfile(local)}
+        seed = plan.scenario.seed
+        jobfiles[host.name] = {job: _reseed(render(local), seed, seed + 1000 * hi)
+                               for job, render in ((RUN_JOB, run_jobfile),
+                                                   (PREFILL_JOB, prefill_jobfile))}
         files = local.files
         subdirs = sorted({f.rsplit("/", 1)[0] for f, _ in files if "/" in f})
         specs = [replace(c, target_iops=c.target_iops * instances[s.workload]
@@ -181,9 +189,34 @@ def place(plan: Plan, hosts: list[Host]) -> tuple[Plan, dict[str, dict[str, str]
         for c in s.components:
             if c.target_iops:
                 c.target_iops *= total[s.workload]
-    cluster = ClusterPlan(host_plans)
+    cluster = ClusterPlan(host_plans, skew_limit(plan.scenario.thresholds))
     note = "not computed in cluster runs (per-IO logs are kept on each host)"
     return replace(plan, streams=streams, cluster=cluster, intended_note=note), jobfiles
+
+
+SKEW = re.compile(r"^(?:start_skew\s*)?<=?\s*(?P<v>[0-9.]+)\s*(?P<u>us|ms|s)$")
+
+
+def skew_limit(spec: object) -> float | None:
+    """`start_skew: "< 10ms"` (or the list item "start_skew < 10ms") -> 10.0 (ms)."""
+    items: list[str] = []
+    if isinstance(spec, dict) and "start_skew" in spec:
+        items.append(str(spec["start_skew"]).strip())
+    elif isinstance(spec, list):
+        items += [str(e).strip() for e in spec
+                  if isinstance(e, str) and e.strip().startswith("start_skew")]
+    for item in items:
+        m = SKEW.match(item)
+        if not m:
+            raise PlacementError(f"start_skew: {item!r}: write it as \"< 10ms\"", "")
+        return float(m.group("v")) * {"us": 1e-3, "ms": 1.0, "s": 1000.0}[m.group("u")]
+    return None
+
+
+def _reseed(text: str, seed: int, new: int) -> str:
+    """Each host its own random seed (offsets, buffer contents): identical data on every
+    host would flatter a platform that dedupes across them."""
+    return text.replace(f"\nrandseed={seed}\n", f"\nrandseed={new}\n", 1)
 
 
 def by_workload_in(plan: Plan, instances: dict[str, int]) -> list[Stream]:

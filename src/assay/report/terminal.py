@@ -7,6 +7,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from assay.report.cluster import print_cluster
 from assay.report.jsondoc import transactional
 from assay.results.record import ComponentStats, RunRecord
 from assay.scenario.units import format_duration, format_latency_ms
@@ -45,6 +46,7 @@ def print_summary(console: Console, run: RunRecord, run_dir: Path) -> None:
         console.print(t)
     elif status in ("passed", "failed"):
         console.print("no thresholds declared: nothing was graded")
+    print_cluster(console, run)
     _workload_tables(console, run)
     _database_tables(console, run)
     _host_table(console, run)

@@ -196,6 +196,20 @@ class SshRunner:
         if self._own_ssh:
             self.ssh.close()
 
+    def abandon(self) -> None:
+        """close() for a host that is gone: our ssh processes end, nothing is asked of it."""
+        for run in self._runs:
+            run.abandon()
+        self._runs.clear()
+        if self._anchor is not None:
+            self._anchor.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._anchor.wait(timeout=5)
+            self._anchor = None
+            self._remote = None
+        if self._own_ssh:
+            self.ssh.close()
+
     def _in_dir(self, *argv: str) -> list[str]:
         return ["sh", "-c", 'cd -- "$1" && shift && exec "$@"', "assay-cd", self.remote_dir,
                 *argv]

@@ -158,6 +158,14 @@ class SshFioRun:
                     return
         self._hang_up()
 
+    def abandon(self) -> None:
+        """The host is unreachable: end our side of the session without asking it (its sshd
+        ends fio when it notices, or fio ends at its runtime)."""
+        if self._proc.poll() is None:
+            self._proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._proc.wait(timeout=5)
+
     def _hang_up(self) -> None:
         """End the session: the host kills fio and its job processes."""
         if self._proc.stdin is not None:
