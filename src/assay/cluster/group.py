@@ -161,7 +161,7 @@ class RunnerGroup:
         rtt = max((float(self.facts.get(h, {}).get("rtt_ms") or 0) for h in active),
                   default=0.0) / 1000
         # time for every host's start command to get there, started one after the other
-        t0 = at if at is not None else time.time() + 0.4 + 0.02 * len(active) + 4 * rtt
+        t0 = at if at is not None else time.time() + 1.0 + 0.05 * len(active) + 4 * rtt
         runs: dict[str, FioRun] = {}
         for h in active:
             offset = float(self.facts.get(h, {}).get("clock_offset_ms") or 0) / 1000
@@ -213,11 +213,12 @@ class RunnerGroup:
 
     # -- what run.json records ------------------------------------------------------------
     def record(self) -> dict[str, Any]:
-        skews = [v for phase in self.skew.values() for v in phase.values() if v is not None]
         assert self.plan.cluster is not None
+        spreads = [max(v) - min(v) for v in (
+            [x for x in phase.values() if x is not None] for phase in self.skew.values()) if v]
         return {"hosts": self.facts, "placement": self.plan.cluster.to_json(),
                 "variables": self.envs, "skew_ms": self.skew,
-                "worst_skew_ms": round(max(skews), 3) if skews else None,
+                "worst_skew_ms": round(max(spreads), 3) if spreads else None,
                 "lost": self.lost}
 
 

@@ -104,7 +104,7 @@ def finish(group: RunnerGroup, steps: Sequence[dict[str, Any]]) -> dict[str, Any
     limit = group.plan.cluster.skew_limit_ms
     if limit is not None:  # the measured phase's worst skew (prefill is not graded)
         run = [v for v in (group.skew.get("run") or {}).values() if v is not None]
-        worst = max((abs(v) for v in run), default=None)
+        worst = round(max(run) - min(run), 3) if run else None  # the spread of the starts
         out["thresholds"].append({
             "expr": f"start_skew < {limit:g}ms", "component": "cluster", "metric": "start_skew",
             "observed": worst, "bound": limit, "passed": worst is not None and worst < limit,
