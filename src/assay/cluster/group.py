@@ -345,13 +345,13 @@ class ClusterRun:
 
     def _lose(self, host: str, reason: str) -> None:
         self.active.remove(host)
-        t = self._t()
+        t = self._last_t(host)
         self.group.lost[host] = {"t": t, "phase": self.phase, "reason": reason}
         self.group.rd.event("host_lost", host=host, t=t, phase=self.phase, reason=reason,
                             hosts_active=len(self.active))
-        if self.measured and t is not None:
+        if self.measured:
             self.group.reschedule(host, t)
-        if self.measured and t is not None:  # a timeline event: phases cut at it
+        if self.measured:  # a timeline event: phases cut at it
             self.group.rd.event("step", name="host_lost", action="host_lost", n=1,
                                 t_due=t, t_start=t, t_end=t, seconds=0.0, outcome="detected",
                                 output=f"{host}: {reason}", annotate=True, host=host)
@@ -360,6 +360,12 @@ class ClusterRun:
         threading.Thread(target=_call, args=(end,), daemon=True).start()
         if not self.active and not self.stopping:
             self.stopping = True
+
+    def _last_t(self, host: str) -> float:
+        """When the host last reported, on the series' axis: how long its jobs had run."""
+        doc = (self.pending[host] or [self.frozen.get(host) or {}])[-1]
+        return round(max((float(j.get("job_runtime") or 0) for j in doc.get("jobs", [])),
+                         default=0.0) / 1000, 3)
 
     def _t(self) -> float | None:
         if self._last is None or self._jobs_start_ms is None:

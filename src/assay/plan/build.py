@@ -121,7 +121,10 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
     if host_thresholds and hosts is None:
         issues.append(src.issue(("thresholds",), "each_host thresholds need an inventory: "
                                 "give --hosts FILE"))
-    issues.extend(check_steps(resolved, thresholds + host_thresholds, run_seconds, ctx.notes))
+    # a cluster run's detected host losses are timeline events too: `after host_lost`
+    timed = [t for t in thresholds + host_thresholds
+             if hosts is None or t.phase_step != "host_lost"]
+    issues.extend(check_steps(resolved, timed, run_seconds, ctx.notes))
     if issues:
         raise ScenarioInvalid(issues)
     plan = Plan(resolved, streams, thresholds, run_seconds, sc.timeline.warmup, ctx.notes,
