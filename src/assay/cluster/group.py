@@ -43,7 +43,7 @@ from assay.results.rundir import RunDir
 from assay.runners.base import CommandResult, Document, FioRun, Runner
 
 LOSS_S = 2.5  # silent this long while another host reports: lost (detected within 3 s)
-OVERRUN_S = 5.0  # still running this long after another host ended normally: stopped
+OVERRUN_S = 3.0  # still running this long after another host ended normally: stopped
 _END = object()
 
 RunnerFactory = Callable[[str, Path], Runner]
@@ -87,8 +87,14 @@ class RunnerGroup:
             for name in plan.cluster.hosts:
                 runners[name] = factory(name, rd.host_dir(name))
             with ThreadPoolExecutor(max_workers=min(16, len(runners))) as pool:
-                facts = dict(zip(runners, pool.map(group._check, runners), strict=True))
-            group.facts = facts
+                futures = {h: pool.submit(group._check, h) for h in runners}
+            problems = [str(f.exception()) for f in futures.values()
+                        if isinstance(f.exception(), UserError)]
+            if problems:  # every host's problem at once, each naming its host
+                raise UserError("; ".join(problems) if len(problems) == 1 else
+                                f"{len(problems)} hosts are not ready:\n  " +
+                                "\n  ".join(problems))
+            group.facts = {h: f.result() for h, f in futures.items()}
             group._same_fio()
         except BaseException:
             group.close()
