@@ -25,7 +25,8 @@ from assay.scenario.models import StepBase
 
 class Params(StepBase):
     action: Literal["host_fail"] = "host_fail"
-    host: str = Field(..., min_length=1, description="the inventory host to take down")
+    host: str = Field(..., min_length=1, description="the inventory host to take down: its "
+                                                     "name, or an index (`-1`: the last)")
     run: str | None = Field(None, description="command template for a real platform")
 
 

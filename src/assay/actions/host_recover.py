@@ -21,7 +21,8 @@ from assay.scenario.models import StepBase
 
 class Params(StepBase):
     action: Literal["host_recover"] = "host_recover"
-    host: str = Field(..., min_length=1, description="the inventory host to bring back")
+    host: str = Field(..., min_length=1, description="the inventory host to bring back: its "
+                                                     "name, or an index")
     run: str | None = Field(None, description="command template for a real platform")
 
 

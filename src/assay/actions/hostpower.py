@@ -13,6 +13,9 @@ SECRET = re.compile(r"pass|secret|token|key", re.IGNORECASE)
 
 
 def perform(what: str, host: str, template: str | None, ctx: ActionContext) -> str:
+    from assay.plan.placement import one_host
+
+    host = one_host(host, list(ctx.hosts.values())) or host  # a name, or an index ("-1")
     spec = ctx.hosts.get(host)
     if spec is None:
         raise ActionFailed(f"host {host!r} is not one of this run's hosts "

@@ -133,6 +133,17 @@ def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple
             con.print(f"  {t.text}" + (f"  ({t.source})" if t.source else ""))
         if not plan.thresholds:
             con.print("  none: the run will not be graded")
+        if plan.cluster is not None:
+            for t in plan.host_thresholds:
+                con.print(f"  each host: {t.text}")
+            if plan.cluster.skew_limit_ms is not None:
+                con.print(f"  start skew < {plan.cluster.skew_limit_ms:g}ms")
+            con.print(f"hosts: {len(plan.cluster.hosts)}, started together at one instant "
+                      f"(the dataset above is one instance's)")
+            for host, hp in plan.cluster.hosts.items():
+                size = format_size(sum(n for _, n in hp.files))
+                counts = ", ".join(f"{w} x{n}" for w, n in hp.instances.items())
+                con.print(f"  {host:<12} {counts:<16} {size:>9} in {hp.host.path}")
         for note in plan.notes:
             con.print(f"[yellow]note:[/] {note}")
         if plan.cluster is None:

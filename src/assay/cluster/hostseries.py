@@ -53,7 +53,14 @@ class HostSeries:
 
         out: dict[str, Any] = {}
         for host, samples in self.samples.items():
-            v = grade(self.host_plan(host), samples, steps, [])
+            plan = self.host_plan(host)
+            skipped: list[str] = []
+            if host in lost:  # a lost host is not graded on what came after its loss
+                skipped = [t.text for t in plan.thresholds if t.phase_kind in ("after",
+                                                                               "between")]
+                plan = replace(plan, thresholds=[t for t in plan.thresholds
+                                                 if t.text not in skipped])
+            v = grade(plan, samples, steps, [])
             results = list(v.results)
             ios = sum(int(s.get("ios") or 0) for s in samples)
             if ios == 0:
@@ -61,7 +68,8 @@ class HostSeries:
                 results.append(no_io(host, why))
             out[host] = {"stats": {k: s.to_json() for k, s in v.stats.items()},
                          "thresholds": [r.to_json() for r in results],
-                         "passed": all(r.passed for r in results), "ios": ios}
+                         "passed": all(r.passed for r in results), "ios": ios,
+                         "not_graded": [f"{t} (lost at {lost[host]['t']}s)" for t in skipped]}
         return out
 
 

@@ -21,7 +21,7 @@ from assay.hosts.inventory import Host
 from assay.metrics.intended import MAX_LOGGED_IOS
 from assay.metrics.summary import ComponentInfo
 from assay.plan.model import Plan, render_jobfiles
-from assay.plan.placement import PlacementError, place
+from assay.plan.placement import PlacementError, one_host, place
 from assay.plan.sources import read_scenario
 from assay.plan.steps import check_steps
 from assay.scenario.loader import load_text
@@ -111,13 +111,15 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
         issues.append(src.issue(("thresholds",), "start_skew grades a cluster run: give "
                                 "--hosts FILE"))
     for i, step in enumerate(resolved.steps):
-        down = getattr(step, "host", None)
-        if step.action in ("host_fail", "host_recover") and (
-                hosts is None or down not in {h.name for h in hosts}):
-            issues.append(src.issue(("timeline", "steps", i, "host"),
-                                    f"{step.action} needs a host of the inventory (--hosts): "
-                                    f"{down!r} is not one" if hosts is not None else
-                                    f"{step.action} needs a cluster run: give --hosts FILE"))
+        if step.action in ("host_fail", "host_recover"):
+            down = str(getattr(step, "host", ""))
+            picked = one_host(down, hosts) if hosts is not None else None
+            if picked is None:
+                issues.append(src.issue(("timeline", "steps", i, "host"),
+                                        f"{step.action} needs one host of the inventory (a name "
+                                        f"or an index): {down!r} is not one"
+                                        if hosts is not None else
+                                        f"{step.action} needs a cluster run: give --hosts FILE"))
     if host_thresholds and hosts is None:
         issues.append(src.issue(("thresholds",), "each_host thresholds need an inventory: "
                                 "give --hosts FILE"))

@@ -112,6 +112,15 @@ def select(spec: str | list[str] | None, hosts: list[Host]) -> list[Host]:
     return picked
 
 
+def one_host(spec: str, hosts: list[Host]) -> str | None:
+    """The one host a step names (`n3`, or an index such as `-1`: the last), or None."""
+    try:
+        picked = select(spec, hosts)
+    except PlacementError:
+        return None
+    return picked[0].name if len(picked) == 1 else None
+
+
 def host_dir(host: str, k: int) -> str:
     """The sub-directory of instance `k` on `host`: unique per host and instance."""
     return f"{UNSAFE.sub('_', host)[:48]}.{k}"
