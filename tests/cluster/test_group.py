@@ -8,6 +8,7 @@ import io
 import json
 import math
 import random
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -212,3 +213,15 @@ def test_merged_percentiles_equal_the_pooled_samples_within_fio_bin_error(tmp_pa
         exact = own[math.ceil(len(own) * 0.99) - 1] / 1e6
         got = rec["cluster"]["graded"][h]["stats"]["db.data.read"]["lat_p99_ms"]
         assert got == pytest.approx(exact, rel=0.01)
+
+
+def test_the_documented_cluster_scenarios_plan_on_the_readme_inventory():
+    root = Path(__file__).parents[2]
+    ini = re.findall(r"```ini\n(.*?)```", (root / "README.md").read_text(), re.S)[0]
+    hosts = inventory.parse(ini, "README.md")
+    blocks = [b for b in re.findall(r"```yaml\n(.*?)```", (root / "docs" / "hosts.md").read_text(),
+                                    re.S) if "name:" in b]
+    assert blocks
+    for text in blocks:
+        plan = plan_text(text, "docs/hosts.md", hosts=hosts)
+        assert plan.cluster is not None and plan.hosts == ["n1", "n2", "n3"]

@@ -39,6 +39,18 @@ def host_rows(run: RunRecord) -> list[dict[str, Any]]:
     return rows
 
 
+def cluster_data(run: RunRecord) -> dict[str, Any] | None:
+    """What the HTML report draws of a cluster run: its line, its losses, a row per host."""
+    c = cluster_of(run)
+    if not c:
+        return None
+    hosts = c.get("hosts") or {}
+    lost = c.get("lost") or {}
+    return {"hosts": len(hosts), "active": len(hosts) - len(lost),
+            "worst_skew_ms": c.get("worst_skew_ms"), "thresholds": c.get("thresholds") or [],
+            "lost": lost, "rows": host_rows(run)}
+
+
 def print_cluster(console: Console, run: RunRecord, per_host: bool = True) -> None:
     c = cluster_of(run)
     if not c:
