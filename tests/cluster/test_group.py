@@ -225,3 +225,26 @@ def test_the_documented_cluster_scenarios_plan_on_the_readme_inventory():
     for text in blocks:
         plan = plan_text(text, "docs/hosts.md", hosts=hosts)
         assert plan.cluster is not None and plan.hosts == ["n1", "n2", "n3"]
+
+
+def test_files_assay_did_not_create_on_a_host_are_never_written_over(tmp_path):
+    from assay.runners import LocalRunner
+
+    class Here(ReplayRunner):  # commands run for real, here, as on a host
+        run = LocalRunner.run
+
+    hosts = hosts_in(tmp_path, ["n1", "n2"])
+    precious = Path(hosts[1].path) / "n2.0" / "precious.db"
+    precious.parent.mkdir()
+    precious.write_text("not assay's")
+    plan = load(str(REPLAY / "scenario.yaml"), hosts=hosts)
+    factory = lambda host, work: Here(REPLAY / "steady", host, work)  # noqa: E731
+    with pytest.raises(UserError, match=r"n2: .*n2\.0 holds files assay did not create"):
+        run(plan, tmp_path, factory)
+    assert precious.read_text() == "not assay's"
+    out = Engine(plan, RunOptions(tmp_path / "results", runner=factory, force=True),
+                 Console(file=io.StringIO())).execute()
+    assert out.status == "passed" and (precious.parent / ".assay-owned").exists()
+    out = Engine(plan, RunOptions(tmp_path / "results", runner=factory),  # assay's now
+                 Console(file=io.StringIO())).execute()
+    assert out.status == "passed"

@@ -47,6 +47,12 @@ OVERRUN_S = 3.0  # still running this long after another host ended normally: st
 _END = object()
 
 RunnerFactory = Callable[[str, Path], Runner]
+# $1 the target, then the instances' sub-directories: prints those holding files assay did
+# not put there (no .assay-owned mark); marks the others as assay's
+OWNED = ('d=$1; shift; for s; do p="$d/$s"; '
+         'if [ -d "$p" ] && [ ! -e "$p/.assay-owned" ] && [ -n "$(ls -A -- "$p")" ]; '
+         'then echo "$s"; fi; done')
+MARK = 'd=$1; shift; for s; do : > "$d/$s/.assay-owned" || exit 3; done'
 FACTS = ('uname -sr; nproc; awk \'/MemTotal/ {print $2 * 1024}\' /proc/meminfo; '
          'df -PT -- "$1" 2>/dev/null | awk \'NR == 2 {print $2}\'')
 
@@ -68,11 +74,13 @@ class RunnerGroup:
         # the merged series' schedule: a lost host's share leaves it (reschedule)
         self.specs = copy.deepcopy(plan.specs)
         self.current: ClusterRun | None = None
+        self.force = False  # write into instance directories holding files not assay's
         self._t0 = 0.0
 
     # -- opening: everything checked before any IO ----------------------------------------
     @classmethod
-    def open(cls, plan: Plan, factory: RunnerFactory, rd: RunDir, direct: bool) -> RunnerGroup:
+    def open(cls, plan: Plan, factory: RunnerFactory, rd: RunDir, direct: bool,
+             force: bool = False) -> RunnerGroup:
         assert plan.cluster is not None
         runners: dict[str, Runner] = {}
         envs: dict[str, dict[str, str]] = {}
@@ -83,6 +91,7 @@ class RunnerGroup:
                                 f"(assay_device) are not driven on remote hosts yet")
             envs[name] = variables(Path(hp.host.path), direct)
         group = cls(plan, runners, envs, rd)
+        group.force = force
         try:
             for name in plan.cluster.hosts:
                 runners[name] = factory(name, rd.host_dir(name))
@@ -120,7 +129,17 @@ class RunnerGroup:
             raise UserError(f"{name}: {fio.stdout.strip()} is older than fio "
                             f"{'.'.join(map(str, FIO_MIN))}, the oldest assay drives")
         facts.update(_facts(runner.run(["sh", "-c", FACTS, "assay-facts", hp.host.path or "/"])))
-        runner.prepare(Path(hp.host.path or "/"), hp.subdirs)
+        target = hp.host.path or "/"
+        foreign = runner.run(["sh", "-c", OWNED, "assay-owned", target, *hp.subdirs])
+        if foreign.stdout.strip() and not self.force:
+            dirs = ", ".join(f"{target}/{d}" for d in foreign.stdout.split())
+            raise UserError(f"{name}: {dirs} holds files assay did not create there; move "
+                            f"them away, or give --force to write over them")
+        runner.prepare(Path(target), hp.subdirs)
+        mark = runner.run(["sh", "-c", MARK, "assay-mark", target, *hp.subdirs])
+        if mark.returncode != 0:
+            raise UserError(f"{name}: cannot write to the target {target}: "
+                            f"{_last(mark.stderr)}")
         for job, text in self.plan.jobfiles[name].items():
             runner.write_job(job, text)
         complaint = runner.check_job(RUN_JOB, self.envs[name])

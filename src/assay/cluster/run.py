@@ -42,7 +42,7 @@ def open_run(plan: Plan, opt: RunOptions, platform: Platform, console: Console) 
     console.print(f"cluster: checking {len(plan.cluster.hosts)} hosts "
                   f"({', '.join(plan.cluster.hosts)})")
     try:
-        group = RunnerGroup.open(plan, factory, rd, direct)
+        group = RunnerGroup.open(plan, factory, rd, direct, opt.force)
     except BaseException:
         rd.close()
         import shutil
