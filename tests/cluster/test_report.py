@@ -58,3 +58,17 @@ def test_the_report_has_a_switchable_per_host_section(tmp_path: Path,
     assert o.errors == [] and o.requests == []
     rec = json.loads((run_dir / "run.json").read_text())
     assert rec["cluster"]["graded"]["n1"]["passed"] is False
+
+
+def test_compare_names_what_differed_on_a_host(tmp_path: Path) -> None:
+    from assay.report.diff import differences, facts
+
+    a, b = cluster_run(tmp_path / "a"), cluster_run(tmp_path / "b")
+    rec = json.loads((b / "run.json").read_text())
+    rec["cluster"]["hosts"]["n2"]["kernel"] = "Linux 6.12.0"
+    (b / "run.json").write_text(json.dumps(rec))
+    diff = dict(differences([facts(read_record(d), d) for d in (a, b)]))
+    # (the two runs' targets are different directories, also a difference)
+    assert [k for k in diff if k.startswith("hosts.") and not k.endswith(".target")] == \
+        ["hosts.n2.kernel"], diff
+    assert diff["hosts.n2.kernel"][1] == "Linux 6.12.0"
