@@ -72,3 +72,12 @@ def test_compare_names_what_differed_on_a_host(tmp_path: Path) -> None:
     assert [k for k in diff if k.startswith("hosts.") and not k.endswith(".target")] == \
         ["hosts.n2.kernel"], diff
     assert diff["hosts.n2.kernel"][1] == "Linux 6.12.0"
+
+
+def test_the_json_document_carries_each_host(tmp_path: Path) -> None:
+    from assay.report.jsondoc import summary_document
+
+    run_dir = cluster_run(tmp_path)
+    doc = summary_document(read_record(run_dir), run_dir)["cluster"]
+    assert doc["hosts"] == ["n1", "n2", "n3"] and list(doc["lost"]) == ["n3"]
+    assert doc["each_host"]["n1"]["passed"] is False and doc["each_host"]["n1"]["ios"] > 0

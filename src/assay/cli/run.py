@@ -147,7 +147,8 @@ def command(scenario: str, duration: str | None, warmup: str | None, target_path
     root = results_root(results)
     for line in leftovers.clean(root):  # a crashed run's temporary target, cgroup
         console.print(f"[yellow]cleaned:[/] {line}")
-    banner(console, plan, f"{target.platform}: {where}")
+    banner(console, plan, f"{len(plan.hosts)} hosts: {where}" if plan.cluster is not None
+           else f"{target.platform}: {where}")
     engine = Engine(plan, RunOptions(root, keep=keep, fresh=fresh, force=force,
                                      json_mode=json_mode, runner=runner), console)
     outcome = engine.execute()
