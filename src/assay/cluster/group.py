@@ -75,6 +75,7 @@ class RunnerGroup:
         self.specs = copy.deepcopy(plan.specs)
         self.current: ClusterRun | None = None
         self.force = False  # write into instance directories holding files not assay's
+        self.spawn_s: dict[str, float] = {}  # how long one remote command took per host
         self._t0 = 0.0
 
     # -- opening: everything checked before any IO ----------------------------------------
@@ -119,7 +120,9 @@ class RunnerGroup:
         if hasattr(runner, "measure_clock"):
             offset, rtt = runner.measure_clock()
             facts.update(clock_offset_ms=round(offset * 1000, 3), rtt_ms=round(rtt * 1000, 3))
+        began = time.monotonic()
         fio = runner.run([str(hp.host.vars.get("assay_fio") or "fio"), "--version"])
+        self.spawn_s[name] = time.monotonic() - began  # a remote command's cost, here, now
         if fio.returncode != 0:
             raise UserError(f"{name}: fio is not installed there (or does not run): "
                             f"{_last(fio.stderr)}")
@@ -183,10 +186,12 @@ class RunnerGroup:
         active = [h for h in self.runners if h not in self.lost]
         if not active:
             raise UserError("every host of the cluster is lost")
-        rtt = max((float(self.facts.get(h, {}).get("rtt_ms") or 0) for h in active),
-                  default=0.0) / 1000
-        # time for every host's start command to get there, started one after the other
-        t0 = at if at is not None else time.time() + 1.0 + 0.05 * len(active) + 4 * rtt
+        # time for every host's start command to get there, started one after the other:
+        # from what one remote command took when the hosts were checked (a loaded machine
+        # starts ssh slowly), never less than 1 s
+        spawn = max((self.spawn_s.get(h, 0.0) for h in active), default=0.0)
+        lead = min(10.0, max(1.0, 0.3 + 3 * spawn) + 0.05 * len(active))
+        t0 = at if at is not None else time.time() + lead
         runs: dict[str, FioRun] = {}
         for h in active:
             offset = float(self.facts.get(h, {}).get("clock_offset_ms") or 0) / 1000
