@@ -53,6 +53,7 @@ OWNED = ('d=$1; shift; for s; do p="$d/$s"; '
          'if [ -d "$p" ] && [ ! -e "$p/.assay-owned" ] && [ -n "$(ls -A -- "$p")" ]; '
          'then echo "$s"; fi; done')
 MARK = 'd=$1; shift; for s; do : > "$d/$s/.assay-owned" || exit 3; done'
+SPLIT = "assay-owned:"
 FACTS = ('uname -sr; nproc; awk \'/MemTotal/ {print $2 * 1024}\' /proc/meminfo; '
          'df -PT -- "$1" 2>/dev/null | awk \'NR == 2 {print $2}\'')
 
@@ -131,11 +132,14 @@ class RunnerGroup:
         if version is not None and version < FIO_MIN:
             raise UserError(f"{name}: {fio.stdout.strip()} is older than fio "
                             f"{'.'.join(map(str, FIO_MIN))}, the oldest assay drives")
-        facts.update(_facts(runner.run(["sh", "-c", FACTS, "assay-facts", hp.host.path or "/"])))
         target = hp.host.path or "/"
-        foreign = runner.run(["sh", "-c", OWNED, "assay-owned", target, *hp.subdirs])
-        if foreign.stdout.strip() and not self.force:
-            dirs = ", ".join(f"{target}/{d}" for d in foreign.stdout.split())
+        # the host's facts, then what of the instances' directories is not assay's: one trip
+        probe = runner.run(["sh", "-c", f"{FACTS}; echo {SPLIT}; {OWNED}", "assay-probe",
+                            target, *hp.subdirs])
+        head, _, foreign = probe.stdout.partition(f"{SPLIT}\n")
+        facts.update(_facts(CommandResult(probe.returncode, head, probe.stderr)))
+        if foreign.strip() and not self.force:
+            dirs = ", ".join(f"{target}/{d}" for d in foreign.split())
             raise UserError(f"{name}: {dirs} holds files assay did not create there; move "
                             f"them away, or give --force to write over them")
         runner.prepare(Path(target), hp.subdirs)
