@@ -276,6 +276,7 @@ class Engine:
         if status == "done":
             status = "passed" if v.passed and self.info.get("cluster", {}).get("passed", True) \
                 else "failed"
+            reason = reason or cluster.failure(self.info.get("cluster"))
         elif self.samples and v.results:
             self.info.setdefault("warnings", []).append(
                 f"the run was {status} and graded on the {len(self.samples)} samples it "

@@ -39,7 +39,8 @@ def test_the_summary_shows_the_cluster_then_each_host(tmp_path: Path) -> None:
     assert "host lost: n3 at" in text
     for h in ("n1", "n2", "n3"):
         assert f"│ {h} " in text
-    assert text.count("db.data.read.lat_p99 < 0.1ms") == 3  # each host's own failure
+    assert text.count("db.data.read.lat_p99 < 0.1ms") == 6  # each host's own, reason + row
+    assert "reason: n1: db.data.read.lat_p99 < 0.1ms; n2:" in text
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")

@@ -112,3 +112,16 @@ def finish(group: RunnerGroup, steps: Sequence[dict[str, Any]]) -> dict[str, Any
     out["passed"] = all(g["passed"] for g in out["graded"].values()) and \
         all(t["passed"] for t in out["thresholds"])
     return out
+
+
+def failure(cluster: dict[str, Any] | None) -> str:
+    """Why a cluster run failed beyond its cluster thresholds: the hosts that failed theirs."""
+    if not cluster:
+        return ""
+    parts = [f"{t['expr']} ({t['observed']})" for t in cluster.get("thresholds", [])
+             if not t["passed"]]
+    for host, g in (cluster.get("graded") or {}).items():
+        bad = [t.get("note") or t["expr"] for t in g.get("thresholds", []) if not t["passed"]]
+        if bad:
+            parts.append(f"{host}: {'; '.join(bad[:2])}")
+    return "; ".join(parts)
