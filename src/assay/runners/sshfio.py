@@ -39,7 +39,8 @@ MARK = "assay-remote:"
 # $1 the remote run directory, $2 the instant in epoch nanoseconds (0: now), then fio's argv
 START = (
     'cd -- "$1" || exit 125; at=$2; shift 2; '
-    'nap() { sleep "$(($1 / 1000000000)).$(printf %09d "$(($1 % 1000000000))")"; }; '
+    # ${n#1} of 1000000000 + ns: the nanoseconds zero-padded to 9 digits, without a fork
+    'nap() { n=$((1000000000 + $1 % 1000000000)); sleep "$(($1 / 1000000000)).${n#1}"; }; '
     'if [ "$at" -gt 0 ]; then d=$((at - $(date +%s%N))); '
     'if [ "$d" -gt 200000000 ]; then nap $((d - 100000000)); d=$((at - $(date +%s%N))); fi; '
     'if [ "$d" -gt 0 ]; then nap "$d"; fi; fi; '
