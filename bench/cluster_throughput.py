@@ -55,11 +55,11 @@ def ssh(h: Host, *argv: str) -> list[str]:
 
 def by_hand(hosts: list[Host], run_dir: Path, extra: str = "") -> float:
     """The job files assay ran, each started with ssh on its host at once; fio's own IO/s."""
-    for h in hosts:
-        subprocess.run(ssh(h, "cat > /tmp/assay-bench-run.fio"), check=True,
+    for h in hosts:  # the job file beside the host's data (its target directory)
+        subprocess.run(ssh(h, f"cat > {h.path}/bench-run.fio"), check=True,
                        input=(run_dir / "hosts" / h.name / "run.fio").read_bytes())
-    procs = [subprocess.Popen(ssh(h, f"cd /tmp && ASSAY_TARGET={h.path} ASSAY_DIRECT=1 "
-                                     f"fio --output-format=json {extra} assay-bench-run.fio"),
+    procs = [subprocess.Popen(ssh(h, f"cd {h.path} && ASSAY_TARGET={h.path} ASSAY_DIRECT=1 "
+                                     f"fio --output-format=json {extra} bench-run.fio"),
                               stdout=subprocess.PIPE, text=True) for h in hosts]
     total = 0.0
     for p in procs:
