@@ -20,6 +20,8 @@ from typing import Any
 
 from rich.console import Console
 
+from assay.cluster import run as cluster
+from assay.cluster.group import RunnerGroup
 from assay.console import LiveProgress
 from assay.exitcodes import AssayError, RunAborted, UserError
 from assay.hosts import cgroup
@@ -115,6 +117,10 @@ class Engine:
 
     def _prepare(self) -> Path:
         plan = self.plan
+        if plan.cluster is not None:  # one runner per host, driven as one (assay.cluster)
+            self.run_dir, self.runner, self.info = cluster.open_run(plan, self.opt,
+                                                                    self.platform, self.console)
+            return self.run_dir.path
         if plan.hosts != [LOCAL]:
             raise UserError(f"this version runs on the local host only (plan: {plan.hosts})")
         directory, direct = self._target()
@@ -162,6 +168,10 @@ class Engine:
 
     def _prefill(self, directory: Path) -> None:
         assert self.run_dir and self.runner
+        if isinstance(self.runner, RunnerGroup):
+            self.info["prefill"] = cluster.prefill(self.plan, self.runner, self.run_dir,
+                                                   self.console)
+            return
         if self.plan.files:  # a database-only run has no fio files
             self.info["prefill"] = prefill(self.plan, directory, self.runner, self.run_dir,
                                            self.console, fresh=self.opt.fresh, env=self.env,
@@ -176,7 +186,9 @@ class Engine:
     def _load(self) -> tuple[str, str]:
         assert self.run_dir and self.runner
         rd, runner, plan = self.run_dir, self.runner, self.plan
-        sampler = Sampler(fio_specs(plan), warmup_s=plan.warmup)
+        # a cluster's schedule follows its active hosts (RunnerGroup.specs)
+        sampler = Sampler(getattr(runner, "specs", None) or fio_specs(plan),
+                          warmup_s=plan.warmup)
         side = self.sidecars or Sidecars(plan, rd.path, rd.id)
         live = LiveVerdict(plan.thresholds, plan.components, plan.warmup, plan.total_seconds)
         timeline = (self.opt.timeline or default_timeline)(plan, self.platform, rd, self.cgroup)
@@ -288,15 +300,23 @@ class Engine:
             logs = self.runner.fetch_logs() if self.runner else []
         except OSError:
             logs = []
+        close = getattr(self.runner, "close", None)
+        if close is not None:  # nothing left running on any host
+            close()
         measured = self.streams.close() if self.streams else 0
         samples = StoredRows(rd.path, "samples", measured)  # read back, not held in memory
         v = grade(self.plan, samples, steps, logs, read_rows(rd.path, "hosts"),
                   due_latency(rd.path, due_windows(self.plan)))
+        group = self.runner if isinstance(self.runner, RunnerGroup) else None
+        if group is not None:
+            self.info["cluster"] = cluster.finish(group, steps)
         if steps:
             self.info["events"] = steps
             self.info.update(v.phases.to_json())
         if status == "done":
-            status = "passed" if v.passed else "failed"
+            status = "passed" if v.passed and self.info.get("cluster", {}).get("passed", True) \
+                else "failed"
+            reason = reason or cluster.failure(self.info.get("cluster"))
         elif measured and v.results:
             self.info.setdefault("warnings", []).append(
                 f"the run was {status} and graded on the {measured} samples it "

@@ -126,7 +126,9 @@ class TimelineRunner:
         occ.ctx = ActionContext(
             platform=self.platform, group=self.group, step=s.step, step_name=s.name, n=n, t=t,
             run_id=self.run_dir.id, stop=self.stop,
-            deadline=time.monotonic() + s.step.timeout if s.step.timeout else None)
+            deadline=time.monotonic() + s.step.timeout if s.step.timeout else None,
+            hosts={h: hp.host for h, hp in self.plan.cluster.hosts.items()}
+            if self.plan.cluster else {})
         self.run_dir.event("step.start", name=s.name, action=s.step.action, n=n,
                            t_start=round(t, 3), t_due=round(due, 3))
         occ.thread = threading.Thread(target=self._perform, args=(occ,), daemon=True,

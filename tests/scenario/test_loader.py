@@ -5,6 +5,7 @@ import pytest
 
 from assay.plan import builtin_scenarios, plan_text
 from assay.scenario.yamlsource import ScenarioInvalid
+from tests.cluster import example_hosts
 
 BAD = """\
 name: broken
@@ -82,5 +83,6 @@ def test_cli_exits_2_with_located_errors_and_no_traceback(tmp_path):
 
 @pytest.mark.parametrize("name", sorted(builtin_scenarios()))
 def test_every_builtin_scenario_plans(name):
-    plan = plan_text(builtin_scenarios()[name], name)
+    plan = plan_text(builtin_scenarios()[name], name,
+                     hosts=example_hosts(builtin_scenarios()[name]))
     assert plan.streams and plan.components

@@ -4,7 +4,8 @@ import subprocess
 
 import pytest
 
-from assay.plan import LOCAL, PREFILL_JOB, RUN_JOB, builtin_scenarios, plan_text
+from assay.plan import PREFILL_JOB, RUN_JOB, builtin_scenarios, plan_text
+from tests.cluster import example_hosts
 
 
 def plan(yaml_workload: str, extra: str = ""):
@@ -106,11 +107,12 @@ def test_user_fio_job_file(tmp_path):
 @pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 @pytest.mark.parametrize("name", sorted(builtin_scenarios()))
 def test_fio_accepts_every_generated_job_file(tmp_path, name):
-    p = plan_text(builtin_scenarios()[name], name)
+    p = plan_text(builtin_scenarios()[name], name,
+                  hosts=example_hosts(builtin_scenarios()[name]))
     env = {**os.environ, "ASSAY_TARGET": str(tmp_path), "ASSAY_DIRECT": "1"}
     for job in (RUN_JOB, PREFILL_JOB):
         path = tmp_path / job
-        path.write_text(p.jobfile(LOCAL, job))
+        path.write_text(p.jobfile(p.hosts[0], job))
         r = subprocess.run(["fio", "--parse-only", str(path)], capture_output=True, text=True,
                            env=env)
         assert r.returncode == 0, r.stderr

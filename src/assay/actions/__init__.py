@@ -12,6 +12,8 @@ from assay.actions import (
     annotate,
     command,
     device,
+    host_fail,
+    host_recover,
     pause,
     pg_backup,
     rebuild,
@@ -58,6 +60,8 @@ register("throttle", throttle)
 register("command", command)
 register("annotate", annotate)
 register("pause", pause)
+register("host_fail", host_fail)
+register("host_recover", host_recover)
 register("pg_backup", pg_backup)
 
 

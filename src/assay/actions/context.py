@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.hosts.cgroup import BlkioGroup
+from assay.hosts.inventory import Host
 from assay.platforms.base import Platform
 from assay.platforms.fsbase import FsPlatform, StepTimeout, run_command
 from assay.scenario.models import StepBase
@@ -34,6 +35,7 @@ class ActionContext:
     stop: threading.Event
     deadline: float | None = None  # time.monotonic() by which the step must end
     details: dict[str, Any] = field(default_factory=dict)  # recorded in the step's event
+    hosts: dict[str, Host] = field(default_factory=dict)  # a cluster run's inventory hosts
 
     @property
     def variables(self) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,17 @@ from assay.search.trials import shared_target
 results_option = click.option(
     "--results", "results", type=click.Path(file_okay=False, path_type=Path), default=None,
     help="Results directory (default: $ASSAY_RESULTS or ./results).")
+
+
+def hosts_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """--hosts FILE (an Ansible inventory: run across its hosts) and --accept-new."""
+    f = click.option("--accept-new", is_flag=True,
+                     help="With --hosts: trust a host key seen for the first time (added to "
+                          "known_hosts); a changed key is refused whatever this says.")(f)
+    return click.option("--hosts", "hosts_file", type=click.Path(dir_okay=False, exists=True,
+                                                                 path_type=Path),
+                        help="Ansible inventory (INI or YAML): run across its hosts over SSH, "
+                             "each on its assay_path (see docs/hosts.md).")(f)
 
 
 def results_root(value: Path | None) -> Path:

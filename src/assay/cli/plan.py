@@ -13,6 +13,7 @@ from assay.cli.run import planned
 from assay.console import make_console
 from assay.exitcodes import UserError
 from assay.fio.process import parse_only
+from assay.hosts import inventory
 from assay.plan import RUN_JOB, Plan
 from assay.plan.model import DIRECT_VAR, TARGET_VAR
 from assay.scenario.units import format_duration, format_size
@@ -71,13 +72,18 @@ def _component(plan: Plan, name: str, target: float | None) -> str:
               "as `assay run --cache`.")
 @click.option("--ftt", type=click.IntRange(0, 3), help="HCIBench workloads: failures to "
               "tolerate, as `assay run --ftt`.")
+@click.option("--hosts", "hosts_file", type=click.Path(dir_okay=False, exists=True,
+                                                     path_type=Path),
+              help="Ansible inventory: place the workloads on its hosts and show each host's "
+                   "job files (no host is contacted).")
 @click.option("--json", "json_mode", is_flag=True, help="Print the plan as JSON.")
 @click.option("--fio", "fio_only", is_flag=True,
-              help="Print only the job file a run writes (hosts/local/run.fio), byte for byte.")
+              help="Print only the job file a run writes (hosts/local/run.fio, or the first "
+                   "host's with --hosts), byte for byte.")
 @click.option("--no-check", is_flag=True, help="Skip `fio --parse-only` (no fio needed).")
 def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple[str, ...],
-            cache: str | None, ftt: int | None, json_mode: bool, fio_only: bool,
-            no_check: bool) -> None:
+            cache: str | None, ftt: int | None, hosts_file: Path | None, json_mode: bool,
+            fio_only: bool, no_check: bool) -> None:
     """Validate SCENARIO and print what a run would do, without doing any IO.
 
     The job files shown are the ones a run stores in its directory, byte for byte; they read
@@ -86,10 +92,11 @@ def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple
     try:
         plan = planned(scenario, sets, duration_value(duration),
                        duration_value(warmup, "--warmup", allow_zero=True), cache=cache,
-                       ftt=ftt)
+                       ftt=ftt, hosts=inventory.load(hosts_file) if hosts_file else None)
     except ScenarioInvalid as e:
         raise scenario_error(e) from None
-    jobfile = plan.jobfile()
+    first = plan.hosts[0]
+    jobfile = plan.jobfile(first)
     if fio_only:
         click.echo(jobfile, nl=False)
         return
@@ -103,7 +110,8 @@ def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple
             "steps": [s.model_dump(mode="json") for s in plan.resolved.steps],
             "thresholds": [t.text for t in plan.thresholds],
             "fio_check": None if no_check else (complaint or "ok"),
-            "jobfile": jobfile, "jobfiles": plan.jobfiles}, indent=2))
+            "jobfile": jobfile, "jobfiles": plan.jobfiles,
+            "hosts": plan.cluster.to_json() if plan.cluster else None}, indent=2))
     else:
         con = make_console()
         con.print(f"[bold]{plan.name}[/]  {plan.scenario.description}")
@@ -130,10 +138,27 @@ def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple
             con.print(f"  {t.text}" + (f"  ({t.source})" if t.source else ""))
         if not plan.thresholds:
             con.print("  none: the run will not be graded")
+        if plan.cluster is not None:
+            for t in plan.host_thresholds:
+                con.print(f"  each host: {t.text}")
+            if plan.cluster.skew_limit_ms is not None:
+                con.print(f"  start skew < {plan.cluster.skew_limit_ms:g}ms")
+            con.print(f"hosts: {len(plan.cluster.hosts)}, started together at one instant "
+                      f"(the dataset above is one instance's)")
+            for host, hp in plan.cluster.hosts.items():
+                size = format_size(sum(n for _, n in hp.files))
+                counts = ", ".join(f"{w} x{n}" for w, n in hp.instances.items())
+                con.print(f"  {host:<12} {counts:<16} {size:>9} in {hp.host.path}")
         for note in plan.notes:
             con.print(f"[yellow]note:[/] {note}")
-        con.rule(f"fio job file: hosts/local/{RUN_JOB}")
-        click.echo(jobfile)
+        if plan.cluster is None:
+            con.rule(f"fio job file: hosts/local/{RUN_JOB}")
+            click.echo(jobfile)
+        for host, hp in (plan.cluster.hosts.items() if plan.cluster else []):
+            counts = ", ".join(f"{w} x{n}" for w, n in hp.instances.items())
+            con.rule(f"fio job file: hosts/{host}/{RUN_JOB}  ({counts}; target "
+                     f"{hp.host.path or hp.host.device})")
+            click.echo(plan.jobfiles[host][RUN_JOB])
         if not no_check:
             con.print("fio --parse-only: " + ("[green]ok[/]" if not complaint else
                                                f"[red]{complaint}[/]"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -9,16 +10,27 @@ import click
 from rich.console import Console
 
 from assay import leftovers
-from assay.cli.common import duration_value, results_option, results_root, scenario_error
+from assay.cli.common import (
+    duration_value,
+    hosts_options,
+    results_option,
+    results_root,
+    scenario_error,
+)
 from assay.console import make_console
 from assay.engine import Engine, RunOptions
 from assay.exitcodes import UserError
+from assay.hosts import inventory
+from assay.hosts.inventory import Host
 from assay.plan import Plan, ScenarioFile, TargetEdit
 from assay.platforms import lab as labs
 from assay.report.jsondoc import summary_document
 from assay.report.terminal import print_summary
 from assay.results.record import RecordError
 from assay.results.rundir import read_record
+from assay.run_options import RunnerFactory
+from assay.runners import LocalRunner
+from assay.runners.ssh import ssh_runner
 from assay.scenario.models import Target
 from assay.scenario.units import format_duration, format_size
 from assay.scenario.yamlsource import ScenarioInvalid
@@ -42,12 +54,13 @@ def banner(console: Console, plan: Plan, target: str) -> None:
 
 def planned(scenario: str, sets: tuple[str, ...], duration: float | None,
             warmup: float | None, target: TargetEdit | None = None,
-            cache: str | None = None, ftt: int | None = None) -> Plan:
+            cache: str | None = None, ftt: int | None = None,
+            hosts: list[Host] | None = None) -> Plan:
     """The scenario's plan, with any `--set WORKLOAD.PARAM=VALUE` and target changes applied
-    before its job files are rendered."""
+    before its job files are rendered; placed on the inventory's `hosts` when given."""
     scn = ScenarioFile.read(scenario)
     return scn.plan(scn.overrides(sets + hcibench_sets(scn, cache, ftt)), duration,
-                    warmup=warmup, target=target)
+                    warmup=warmup, target=target, hosts=hosts)
 
 
 def hcibench_sets(scn: ScenarioFile, cache: str | None, ftt: int | None) -> tuple[str, ...]:
@@ -97,6 +110,7 @@ def target_edit(lab_name: str | None, target_path: str | None) -> TargetEdit | N
               "/ (FTT + 1), as HCIBench sizes it.")
 @click.option("--ftt", type=click.IntRange(0, 3), help="HCIBench workloads: failures to "
               "tolerate (mirroring), with --cache.")
+@hosts_options
 @click.option("--keep", is_flag=True, help="Keep the data files of a temporary target.")
 @click.option("--fresh", is_flag=True, help="Prefill again even if the dataset is unchanged.")
 @click.option("--force", is_flag=True,
@@ -106,29 +120,37 @@ def target_edit(lab_name: str | None, target_path: str | None) -> TargetEdit | N
 @results_option
 def command(scenario: str, duration: str | None, warmup: str | None, target_path: str | None,
             lab_name: str | None, sets: tuple[str, ...], cache: str | None, ftt: int | None,
-            keep: bool, fresh: bool, force: bool, json_mode: bool,
-            results: Path | None) -> None:
+            hosts_file: Path | None, accept_new: bool, keep: bool, fresh: bool, force: bool,
+            json_mode: bool, results: Path | None) -> None:
     """Run SCENARIO (a built-in name or a YAML file) and grade it.
 
     Exit status: 0 passed, 1 thresholds failed, 2 invalid input, 3 aborted,
     4 internal error, 130 interrupted.
     """
     console = make_console(json_mode)
+    hosts = inventory.load(hosts_file) if hosts_file else None
+    if hosts is not None and (target_path or lab_name):
+        raise UserError("--hosts runs on each host's assay_path: leave out --path and --lab")
     try:  # the lab's platform may lack an action the scenario asks for: checked in planning
         plan = planned(scenario, sets, duration_value(duration),
                        duration_value(warmup, "--warmup", allow_zero=True),
-                       target_edit(lab_name, target_path), cache, ftt)
+                       target_edit(lab_name, target_path), cache, ftt, hosts)
     except ScenarioInvalid as e:
         raise scenario_error(e) from None
     target = plan.scenario.target
     where = target.path or target.device or "a temporary directory (removed afterwards" + \
         (", kept with --keep)" if not keep else "; --keep: kept)")
+    runner: RunnerFactory = LocalRunner
+    if plan.cluster is not None and hosts is not None:
+        where = ", ".join(f"{h}:{hp.host.path}" for h, hp in plan.cluster.hosts.items())
+        runner = functools.partial(ssh_runner, hosts, accept_new=accept_new)
     root = results_root(results)
     for line in leftovers.clean(root):  # a crashed run's temporary target, cgroup
         console.print(f"[yellow]cleaned:[/] {line}")
-    banner(console, plan, f"{target.platform}: {where}")
+    banner(console, plan, f"{len(plan.hosts)} hosts: {where}" if plan.cluster is not None
+           else f"{target.platform}: {where}")
     engine = Engine(plan, RunOptions(root, keep=keep, fresh=fresh, force=force,
-                                     json_mode=json_mode), console)
+                                     json_mode=json_mode, runner=runner), console)
     outcome = engine.execute()
     try:
         run = read_record(outcome.run_dir)

@@ -104,7 +104,7 @@ def check_host(host: Host, *, accept_new: bool = False, known_hosts: str | None 
 
 
 def _check_fio(ssh: SshHost, r: HostCheck) -> None:
-    out = ssh.run(["fio", "--version"], timeout=20)
+    out = ssh.run([str(ssh.host.vars.get("assay_fio") or "fio"), "--version"], timeout=20)
     if out.returncode != 0:
         r.errors.append(f"{ssh.name}: fio is not installed there (Debian: apt-get install fio)"
                         if out.returncode == 127 else

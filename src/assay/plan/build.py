@@ -12,13 +12,16 @@ import socket
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from assay import actions as action_registry
 from assay import workloads
 from assay.fio.jobfile import fio_seconds
+from assay.hosts.inventory import Host
 from assay.metrics.duetime import IOLOG_SUFFIX, paced_jobs
 from assay.metrics.summary import ComponentInfo
 from assay.plan.model import Plan, render_jobfiles
+from assay.plan.placement import PlacementError, one_host, place
 from assay.plan.sources import read_scenario
 from assay.plan.steps import check_steps
 from assay.postgres.checks import check as check_postgres
@@ -49,15 +52,16 @@ def is_local(host: str) -> bool:
 
 
 def load(ref: str, duration: float | None = None, warmup: float | None = None,
-         target: TargetEdit | None = None) -> Plan:
-    """Read, validate and plan a scenario (built-in name or file)."""
+         target: TargetEdit | None = None, hosts: list[Host] | None = None) -> Plan:
+    """Read, validate and plan a scenario (built-in name or file); with `hosts` (an
+    inventory) the workloads are placed on them (plan/placement.py)."""
     text, display, base = read_scenario(ref)
-    return plan_text(text, display, base, duration, warmup, target)
+    return plan_text(text, display, base, duration, warmup, target, hosts)
 
 
 def plan_text(text: str, file: str, base_dir: Path | None = None,
               duration: float | None = None, warmup: float | None = None,
-              target: TargetEdit | None = None) -> Plan:
+              target: TargetEdit | None = None, hosts: list[Host] | None = None) -> Plan:
     """Plan scenario text; `duration` and `warmup` (seconds) override the timeline's."""
     resolved = load_text(text, file, workloads.kinds(), action_registry.actions())
     sc = resolved.scenario
@@ -72,10 +76,13 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
     issues: list[Issue] = []
     src = resolved.source
     for name, params in resolved.workloads.items():
-        if not is_local(params.host):
+        if hosts is None and params.hosts is not None:
+            issues.append(src.issue(("workloads", name, "hosts"), "placement on hosts needs an "
+                                    "inventory: give --hosts FILE"))
+        if hosts is None and not is_local(params.host):
             issues.append(src.issue(("workloads", name, "host"), f"{params.host!r} is not this "
-                                    f"machine, and runs across hosts are not supported yet: "
-                                    f"remove `host` to run here"))
+                                    f"machine: give an inventory with --hosts FILE to run "
+                                    f"across hosts, or remove `host` to run here"))
         if params.kind == "fio":
             params = params.model_copy(update={"base_dir": str(base_dir or Path.cwd())})
         module = workloads.kind_module(params.kind)
@@ -97,13 +104,44 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
     components = [ComponentInfo(c.component, c.target_iops) for s in streams
                   for c in s.components]
     thresholds = _thresholds(resolved, components, issues, sc.timeline.warmup + run_seconds)
-    issues.extend(check_steps(resolved, thresholds, run_seconds, ctx.notes))
+    host_thresholds = _thresholds(resolved, components, issues,
+                                  sc.timeline.warmup + run_seconds, each_host=True)
+    entries = sc.thresholds.items() if isinstance(sc.thresholds, dict) \
+        else enumerate(sc.thresholds)
+    if hosts is None and any(host_level(k, v)[2] is None for k, v in entries):
+        issues.append(src.issue(("thresholds",), "start_skew grades a cluster run: give "
+                                "--hosts FILE"))
+    for i, step in enumerate(resolved.steps):
+        if step.action in ("host_fail", "host_recover"):
+            down = str(getattr(step, "host", ""))
+            picked = one_host(down, hosts) if hosts is not None else None
+            if picked is None:
+                issues.append(src.issue(("timeline", "steps", i, "host"),
+                                        f"{step.action} needs one host of the inventory (a name "
+                                        f"or an index): {down!r} is not one"
+                                        if hosts is not None else
+                                        f"{step.action} needs a cluster run: give --hosts FILE"))
+    if host_thresholds and hosts is None:
+        issues.append(src.issue(("thresholds",), "each_host thresholds need an inventory: "
+                                "give --hosts FILE"))
+    # a cluster run's detected host losses are timeline events too: `after host_lost`
+    timed = [t for t in thresholds + host_thresholds
+             if hosts is None or t.phase_step != "host_lost"]
+    issues.extend(check_steps(resolved, timed, run_seconds, ctx.notes))
     issues.extend(check_postgres(resolved))
     if issues:
         raise ScenarioInvalid(issues)
     plan = Plan(resolved, streams, thresholds, run_seconds, sc.timeline.warmup, ctx.notes,
-                intended_note=log_due_times(streams, sc.timeline.warmup + run_seconds))
-    return replace(plan, jobfiles=render_jobfiles(plan))
+                intended_note=log_due_times(streams, sc.timeline.warmup + run_seconds),
+                host_thresholds=host_thresholds)
+    if hosts is None:
+        return replace(plan, jobfiles=render_jobfiles(plan))
+    try:
+        plan, jobfiles = place(plan, hosts)
+    except PlacementError as e:
+        where = ("workloads", e.workload, "hosts") if e.workload else ("thresholds",)
+        raise ScenarioInvalid([src.issue(where, str(e))]) from None
+    return replace(plan, jobfiles=jobfiles)
 
 
 def log_due_times(streams: list[Stream], seconds: float) -> str:
@@ -147,13 +185,19 @@ def in_subdir(streams: list[Stream], subdir: str) -> None:
 
 
 def _thresholds(resolved: ResolvedScenario, components: list[ComponentInfo],
-                issues: list[Issue], seconds: float) -> list[Threshold]:
+                issues: list[Issue], seconds: float, each_host: bool = False) -> list[Threshold]:
+    """The cluster's (and a single host's) thresholds, or with `each_host` those written
+    `each_host.SELECTOR` that every host of a cluster must meet on its own."""
     spec = resolved.scenario.thresholds
     src = resolved.source
     entries = (list(spec.items()) if isinstance(spec, dict)
                else [(i, e) for i, e in enumerate(spec)])
     out: list[Threshold] = []
     for key, value in entries:
+        path_key = key
+        key, value, per_host = host_level(key, value)
+        if per_host != each_host:
+            continue
         if isinstance(value, str) and value.strip() == "jetstress":  # strict, or stress-run
             value = jetstress_for(seconds)  # lenient, as Jetstress picks by the run's length
         try:
@@ -162,5 +206,20 @@ def _thresholds(resolved: ResolvedScenario, components: list[ComponentInfo],
                 resolve(t, components)
             out.extend(parsed)
         except ThresholdError as e:
-            issues.append(src.issue(("thresholds", key), str(e)))
+            issues.append(src.issue(("thresholds", path_key), str(e)))
     return out
+
+
+def host_level(key: str | int, value: Any) -> tuple[str | int, Any, bool | None]:
+    """`each_host.X: v` / "each_host.X ..." -> (X, v, True); `cluster.` prefixes drop;
+    `start_skew` (graded by the cluster run itself, plan/placement.py) -> None."""
+    if key == "start_skew" or isinstance(value, str) and value.lstrip().startswith(
+            "start_skew"):
+        return key, value, None
+    for prefix, per_host in (("each_host.", True), ("cluster.", False)):
+        if isinstance(key, str) and key.startswith(prefix):
+            return key[len(prefix):], value, per_host
+        if isinstance(key, int) and isinstance(value, str) and \
+                value.lstrip().startswith(prefix):
+            return key, value.lstrip()[len(prefix):], per_host
+    return key, value, False

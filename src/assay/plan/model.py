@@ -13,6 +13,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from assay.exitcodes import UserError
 from assay.fio.jobfile import FioJob, Options, fio_seconds, render
@@ -22,6 +23,9 @@ from assay.scenario.models import ResolvedScenario, Scenario
 from assay.scenario.units import format_duration, format_size
 from assay.thresholds.grammar import Threshold
 from assay.workloads.base import Stream
+
+if TYPE_CHECKING:
+    from assay.plan.placement import ClusterPlan
 
 LOCAL = "local"
 TARGET_VAR = "ASSAY_TARGET"  # the target directory, escaped for fio (`:` as `\:`)
@@ -60,6 +64,8 @@ class Plan:
     notes: list[str]
     intended_note: str = ""  # how latency from the due time will be measured, or why not
     jobfiles: dict[str, dict[str, str]] = field(default_factory=dict)  # host -> name -> text
+    cluster: ClusterPlan | None = None  # the hosts of a cluster run (plan/placement.py)
+    host_thresholds: list[Threshold] = field(default_factory=list)  # `each_host.` ones
 
     @property
     def scenario(self) -> Scenario:
@@ -110,6 +116,14 @@ class Plan:
 def render_jobfiles(plan: Plan) -> dict[str, dict[str, str]]:
     """The job files of every host; called once, when the plan is made."""
     return {LOCAL: {RUN_JOB: _run_jobfile(plan), PREFILL_JOB: _prefill_jobfile(plan)}}
+
+
+def run_jobfile(plan: Plan) -> str:
+    return _run_jobfile(plan)
+
+
+def prefill_jobfile(plan: Plan) -> str:
+    return _prefill_jobfile(plan)
 
 
 def _global_options(plan: Plan) -> Options:

@@ -10,6 +10,7 @@ import yaml
 
 from assay import workloads
 from assay.exitcodes import UserError
+from assay.hosts.inventory import Host
 from assay.plan.build import TargetEdit, plan_text
 from assay.plan.model import Plan
 from assay.plan.sources import read_scenario
@@ -54,19 +55,20 @@ class ScenarioFile:
 
     def plan(self, overrides: list[tuple[Param, Any]], duration: float | None = None,
              graded: bool = True, warmup: float | None = None,
-             target: TargetEdit | None = None) -> Plan:
+             target: TargetEdit | None = None, hosts: list[Host] | None = None) -> Plan:
         """Plan with overrides; a validation problem is a ScenarioInvalid located in the
         user's file and naming the override. `graded=False` drops the thresholds (a probe
         that only measures, e.g. closed loop where rate thresholds mean nothing)."""
         if not overrides and graded:
-            return plan_text(self.text, self.file, self.base_dir, duration, warmup, target)
+            return plan_text(self.text, self.file, self.base_dir, duration, warmup, target,
+                             hosts)
         data = apply(self.source.data, overrides)
         if not graded:
             data["thresholds"] = {}
         text = (f"# {self.file} with {describe(overrides)}\n"
                 + yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
         try:
-            return plan_text(text, self.file, self.base_dir, duration, warmup, target)
+            return plan_text(text, self.file, self.base_dir, duration, warmup, target, hosts)
         except ScenarioInvalid as e:
             raise ScenarioInvalid([relocate(self.source, i, overrides)
                                    for i in e.issues]) from None

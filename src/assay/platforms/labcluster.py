@@ -275,7 +275,8 @@ def write_inventory(c: Cluster) -> None:
     lines = [f"# lab cluster {c.name}: made by `assay lab create cluster`", f"[{c.name}]"]
     lines += [f"{h.name} ansible_host={h.address} assay_path={h.path}" for h in c.hosts]
     lines += ["", f"[{c.name}:vars]", "ansible_user=root", "ansible_port=22",
-              f"ansible_ssh_private_key_file={c.key}", f"assay_known_hosts={c.known_hosts}", ""]
+              f"ansible_ssh_private_key_file={c.key}", f"assay_known_hosts={c.known_hosts}",
+              f"assay_lab_cluster={c.root}", ""]
     Path(c.inventory).write_text("\n".join(lines), encoding="utf-8")
 
 

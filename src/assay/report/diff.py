@@ -65,6 +65,11 @@ def facts(run: RunRecord, run_dir: Path | None = None) -> dict[str, str]:
                    "plan": run.plan.stored()})
     for c, info in run.components.items():
         out[f"components.{c}.target_iops"] = flatten(info.target_iops, "x")["x"]
+    cluster = (run.model_extra or {}).get("cluster")
+    if isinstance(cluster, dict):  # each host's fingerprint (its clock offset is no fact)
+        out.update(flatten({"hosts": {
+            h: {k: v for k, v in f.items() if k not in ("clock_offset_ms", "rtt_ms")}
+            for h, f in (cluster.get("hosts") or {}).items() if isinstance(f, dict)}}))
     if run_dir is not None:
         target_path = run.target.path
         for p in sorted((run_dir / "hosts").glob("*/run.fio")):

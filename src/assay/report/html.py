@@ -16,6 +16,7 @@ from typing import Any
 
 from assay import __version__
 from assay.report import rundata
+from assay.report.cluster import cluster_data
 from assay.report.diff import flatten
 from assay.results.record import RunRecord
 from assay.results.rundir import read_record
@@ -83,6 +84,7 @@ def run_data(run_dir: Path, run: RunRecord) -> dict[str, Any]:
         "latency": rundata.latency_curves(run_dir, run),
         "hosts": rundata.host_series(run_dir),
         "host_stats": run.hosts,
+        "cluster": cluster_data(run),
         "bands": rundata.xray_bands(run),
         # as stored: the report lists the facts the run recorded, no defaults
         "environment": sorted(flatten(run.environment.stored()).items()),

@@ -54,4 +54,19 @@ def summary_document(run: RunRecord, run_dir: Path) -> dict[str, Any]:
         "thresholds": [t.stored() for t in run.thresholds],
         "workloads": workloads,
         "warnings": run.warnings,
+        **cluster_document(run),
     }
+
+
+def cluster_document(run: RunRecord) -> dict[str, Any]:
+    """A cluster run's part: skew, losses, and each host's verdict and statistics."""
+    c = (run.model_extra or {}).get("cluster")
+    if not isinstance(c, dict):
+        return {}
+    return {"cluster": {
+        "hosts": list(c.get("hosts") or {}), "worst_skew_ms": c.get("worst_skew_ms"),
+        "skew_ms": c.get("skew_ms"), "lost": c.get("lost") or {},
+        "thresholds": c.get("thresholds") or [],
+        "each_host": {h: {"passed": g.get("passed"), "ios": g.get("ios"),
+                          "thresholds": g.get("thresholds"), "stats": g.get("stats")}
+                      for h, g in (c.get("graded") or {}).items()}}}

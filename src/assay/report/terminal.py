@@ -7,6 +7,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from assay.report.cluster import print_cluster
 from assay.report.jsondoc import transactional
 from assay.report.postgres_summary import print_databases
 from assay.results.record import ComponentStats, RunRecord
@@ -46,6 +47,7 @@ def print_summary(console: Console, run: RunRecord, run_dir: Path) -> None:
         console.print(t)
     elif status in ("passed", "failed"):
         console.print("no thresholds declared: nothing was graded")
+    print_cluster(console, run)
     _workload_tables(console, run)
     print_databases(console, run)
     _database_tables(console, run)

@@ -77,6 +77,11 @@ class SshRunner:
         return self.spec.name
 
     @property
+    def fio(self) -> str:
+        """fio on the host: the inventory's `assay_fio` (a path), else `fio` on its PATH."""
+        return str(self.spec.vars.get("assay_fio") or "fio")
+
+    @property
     def target(self) -> str | None:
         """The host's target (assay_path or assay_device), as the host sees it."""
         return self.spec.target
@@ -138,7 +143,7 @@ class SshRunner:
         return path
 
     def check_job(self, name: str, env: Mapping[str, str]) -> str | None:
-        r = self.run(self._in_dir(*_env(env), "fio", "--parse-only", _plain(name)))
+        r = self.run(self._in_dir(*_env(env), self.fio, "--parse-only", _plain(name)))
         if r.returncode != 0:
             return (r.stderr or r.stdout).strip() or f"fio --parse-only exited {r.returncode}"
         return None
@@ -150,7 +155,7 @@ class SshRunner:
               sections: Sequence[str] = ()) -> SshFioRun:
         """Start fio on the host at host time `at`; returns at once (several hosts can be
         started for the same instant): `started` waits for the host's report."""
-        args = ["fio", "--output-format=json+", "--status-interval=1", _plain(name),
+        args = [self.fio, "--output-format=json+", "--status-interval=1", _plain(name),
                 *[f"--section={s}" for s in sections]]
         at_ns = 0 if at is None else round(at * 1e9)
         # ssh in a session of its own, as a local fio is: a Ctrl-C on the terminal does not
@@ -191,6 +196,20 @@ class SshRunner:
         self._runs.clear()
         if self._anchor is not None:
             _end(self._anchor)
+            self._anchor = None
+            self._remote = None
+        if self._own_ssh:
+            self.ssh.close()
+
+    def abandon(self) -> None:
+        """close() for a host that is gone: our ssh processes end, nothing is asked of it."""
+        for run in self._runs:
+            run.abandon()
+        self._runs.clear()
+        if self._anchor is not None:
+            self._anchor.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._anchor.wait(timeout=5)
             self._anchor = None
             self._remote = None
         if self._own_ssh:

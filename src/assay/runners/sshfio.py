@@ -39,7 +39,8 @@ MARK = "assay-remote:"
 # $1 the remote run directory, $2 the instant in epoch nanoseconds (0: now), then fio's argv
 START = (
     'cd -- "$1" || exit 125; at=$2; shift 2; '
-    'nap() { sleep "$(($1 / 1000000000)).$(printf %09d "$(($1 % 1000000000))")"; }; '
+    # ${n#1} of 1000000000 + ns: the nanoseconds zero-padded to 9 digits, without a fork
+    'nap() { n=$((1000000000 + $1 % 1000000000)); sleep "$(($1 / 1000000000)).${n#1}"; }; '
     'if [ "$at" -gt 0 ]; then d=$((at - $(date +%s%N))); '
     'if [ "$d" -gt 200000000 ]; then nap $((d - 100000000)); d=$((at - $(date +%s%N))); fi; '
     'if [ "$d" -gt 0 ]; then nap "$d"; fi; fi; '
@@ -157,6 +158,14 @@ class SshFioRun:
                 if self._proc.poll() is not None:
                     return
         self._hang_up()
+
+    def abandon(self) -> None:
+        """The host is unreachable: end our side of the session without asking it (its sshd
+        ends fio when it notices, or fio ends at its runtime)."""
+        if self._proc.poll() is None:
+            self._proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._proc.wait(timeout=5)
 
     def _hang_up(self) -> None:
         """End the session: the host kills fio and its job processes."""

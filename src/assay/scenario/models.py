@@ -89,6 +89,12 @@ class WorkloadBase(Strict):
     load: LoadSpec = Field(default_factory=LoadSpec)
     prefill: bool = Field(True, description="write the dataset before measuring")
     host: str = Field("local", description="which host runs this workload")
+    hosts: str | list[str] | None = Field(
+        None, description='cluster placement (with --hosts): all, "0", "1:", ":n/2", a list '
+                          'of host names, or an inventory group; default all')
+    count_per_host: int = Field(1, ge=1, le=256, description="instances on each host, each "
+                                                             "with its own files and rate")
+    stagger: Duration = Field(0.0, ge=0, description="delay between instance starts")
     subdir: str | None = Field(None, pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$",
                                description="sub-directory of the target for this workload's "
                                            "files (e.g. a btrfs subvolume)")

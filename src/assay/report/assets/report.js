@@ -107,6 +107,34 @@
   }
 
   /* ---------------------------------------------------------------- run report */
+  // a cluster run: the cluster's line first, then one line per host, shown on demand
+  function clusterSection(c) {
+    add(app, "h2", null, "Cluster");
+    var line = c.hosts + " hosts, " + c.active + " active at the end";
+    if (c.worst_skew_ms !== null && c.worst_skew_ms !== undefined) line += "; start skew worst " + num(c.worst_skew_ms, 1) + " ms";
+    add(app, "p", "cluster-line", line).id = "cluster";
+    (c.thresholds || []).forEach(function (t) {
+      var p = add(app, "p");
+      p.appendChild(mark(t.passed));
+      p.appendChild(document.createTextNode(" " + t.expr + ": " + (t.observed === null ? "–" : num(t.observed, 1) + " ms")));
+    });
+    Object.keys(c.lost || {}).forEach(function (h) {
+      var l = c.lost[h];
+      add(app, "div", "warning", "Host lost: " + h + " at " + l.t + " s (" + l.phase + "): " + l.reason);
+    });
+    var d = add(app, "details", "hosts");
+    d.id = "per-host";
+    add(d, "summary", null, "Per-host lines (" + c.rows.length + " hosts, each graded on its own)");
+    var nh = [false, false, true, true, true, false, false];
+    var body = table(d, ["result", "host", "IO/s", "worst p99", "skew", "state", "failed"], nh);
+    c.rows.forEach(function (r) {
+      row(body, [mark(r.passed), r.host, num(r.iops, 1), C.fmtMs(r.p99_ms),
+        r.skew_ms === null || r.skew_ms === undefined ? "–" : num(r.skew_ms, 1) + " ms",
+        r.lost ? "lost at " + r.lost.t + " s" : "active",
+        r.failed.map(function (f) { return f.expr + (f.note ? " (" + f.note + ")" : ""); }).join("; ")], nh);
+    });
+  }
+
   function runReport() {
     var run = data.run, stats = data.stats, comps = data.components, col = colours(comps);
     var status = run.status || "unknown";
@@ -141,6 +169,8 @@
           metricFmt(r.metric, r.observed), metricFmt(r.metric, r.bound), [r.source, r.note].filter(Boolean).join("; ")], nt);
       });
     }
+
+    if (data.cluster) clusterSection(data.cluster);
 
     add(app, "h2", null, "Workloads");
     var byWl = {};

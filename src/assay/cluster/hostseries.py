@@ -1,0 +1,80 @@
+"""Each host's own per-second series, beside the cluster's merged one, and its grading.
+
+A host's dumps go through a Sampler of its own (its components' targets scaled to its
+instances): `host_series.ndjson` (one row per host, component and second, keyed `host`) and
+`host_samples.ndjson` (counts and histogram bins, for exact re-aggregation). At the end each
+host is graded on its own samples against the `each_host.` thresholds, and a host whose jobs
+did no IO at all fails the run by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from assay.metrics.sampler import Sampler, stored_line
+from assay.plan import Plan
+from assay.results.rundir import RunDir
+from assay.thresholds.evaluate import Result
+from assay.thresholds.grammar import Threshold
+
+
+class HostSeries:
+    def __init__(self, plan: Plan, rd: RunDir):
+        assert plan.cluster is not None
+        self.plan = plan
+        self.rd = rd
+        self.samplers = {h: Sampler(hp.specs, warmup_s=plan.warmup)
+                         for h, hp in plan.cluster.hosts.items()}
+        self.samples: dict[str, list[dict[str, Any]]] = {h: [] for h in plan.cluster.hosts}
+
+    def feed(self, host: str, doc: dict[str, Any]) -> None:
+        for s in self.samplers[host].feed(doc):
+            self.rd.append("host_series.ndjson", {"host": host, **s.row()})
+            rec = {"host": host, **s.record()}
+            self.rd.append_text("host_samples.ndjson", stored_line(rec))
+            self.samples[host].append(rec)
+
+    def host_plan(self, host: str) -> Plan:
+        """The plan as one host sees it: its components, its targets, the each_host
+        thresholds."""
+        assert self.plan.cluster is not None
+        hp = self.plan.cluster.hosts[host]
+        specs = {c.component: c for c in hp.specs}
+        streams = [replace(s, components=[specs[c.component] for c in s.components])
+                   for s in self.plan.streams if s.workload in hp.instances]
+        return replace(self.plan, streams=streams, thresholds=list(self.plan.host_thresholds))
+
+    def grade(self, steps: Sequence[dict[str, Any]], lost: dict[str, dict[str, Any]]) \
+            -> dict[str, Any]:
+        """Per host: its statistics and results (run.json `cluster.hosts_graded`)."""
+        from assay.verdict import grade  # verdict imports the plan; keep this module light
+
+        out: dict[str, Any] = {}
+        for host, samples in self.samples.items():
+            plan = self.host_plan(host)
+            skipped: list[str] = []
+            if host in lost:  # a lost host is not graded on what came after its loss
+                skipped = [t.text for t in plan.thresholds if t.phase_kind in ("after",
+                                                                               "between")]
+                plan = replace(plan, thresholds=[t for t in plan.thresholds
+                                                 if t.text not in skipped])
+            v = grade(plan, samples, steps, [])
+            results = list(v.results)
+            ios = sum(int(s.get("ios") or 0) for s in samples)
+            if ios == 0:
+                why = f"lost at {lost[host]['t']}s" if host in lost else "its fio ran"
+                results.append(no_io(host, why))
+            out[host] = {"stats": {k: s.to_json() for k, s in v.stats.items()},
+                         "thresholds": [r.to_json() for r in results],
+                         "passed": all(r.passed for r in results), "ios": ios,
+                         "not_graded": [f"{t} (lost at {lost[host]['t']}s)" for t in skipped]}
+        return out
+
+
+def no_io(host: str, why: str) -> Result:
+    t = Threshold(selector=(host,), metric="ios", op=">", value=0.0,
+                  text=f"{host}: its jobs did IO", source="cluster")
+    return Result(t, host, 0.0, 0.0, False, note=f"{host} did no IO ({why}): nothing was "
+                                                  f"measured there")

@@ -1,0 +1,127 @@
+"""The engine's cluster steps: open the hosts, prefill them all at once, grade each host.
+
+The engine calls these where a one-host run prepares its target, prefills and grades; the
+load itself goes through the engine's own loop, the RunnerGroup standing for one runner.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+
+from assay.cluster.group import RunnerGroup
+from assay.console import LiveProgress
+from assay.exitcodes import RunAborted
+from assay.plan import PREFILL_JOB, Plan
+from assay.platforms.base import Platform
+from assay.results.record import parse_record
+from assay.results.rundir import RunDir
+from assay.run_options import RunOptions
+from assay.runinfo import initial_record
+from assay.runners import LocalRunner
+from assay.runners.ssh import ssh_runner
+
+
+def open_run(plan: Plan, opt: RunOptions, platform: Platform, console: Console) \
+        -> tuple[RunDir, RunnerGroup, dict[str, Any]]:
+    """The run directory, every host checked and ready (RunnerGroup.open), run.json's start."""
+    assert plan.cluster is not None
+    direct = plan.scenario.target.direct is not False
+    factory = opt.runner
+    if factory is LocalRunner:  # the default: the inventory's hosts over SSH
+        factory = functools.partial(ssh_runner, [hp.host for hp in plan.cluster.hosts.values()])
+    rd = RunDir.create(opt.results_root, plan.name)
+    rd.write_text("scenario.yaml", plan.resolved.text)
+    for host, files in plan.jobfiles.items():  # kept before any host is reached
+        for name, text in files.items():
+            rd.write_text(f"hosts/{host}/{name}", text)
+    console.print(f"cluster: checking {len(plan.cluster.hosts)} hosts "
+                  f"({', '.join(plan.cluster.hosts)})")
+    try:
+        group = RunnerGroup.open(plan, factory, rd, direct, opt.force)
+    except BaseException:
+        rd.close()
+        import shutil
+
+        shutil.rmtree(rd.path, ignore_errors=True)  # nothing ran: no run to keep
+        raise
+    try:
+        info = initial_record(plan, rd.id, platform, rd.path, direct, opt.parent, {})
+        info["target"] = {"platform": "hosts", "direct_io": direct,
+                          "dataset_bytes": plan.dataset_bytes,
+                          "hosts": {h: hp.host.path for h, hp in plan.cluster.hosts.items()}}
+        info["cluster"] = group.record()
+        rd.write_record(parse_record(info))
+    except BaseException:
+        group.close()
+        raise
+    return rd, group, info
+
+
+def prefill(plan: Plan, group: RunnerGroup, rd: RunDir, console: Console) -> dict[str, Any]:
+    """Every host writes its files at once (its whole prefill job file: a host's files are
+    not inspected from here, so they are always written)."""
+    assert plan.cluster is not None
+    total = sum(size for hp in plan.cluster.hosts.values() for _, size in hp.files)
+    t0 = time.monotonic()
+    rd.event("prefill", outcome="started", bytes=total, hosts=len(plan.cluster.hosts))
+    fio = group.start(PREFILL_JOB, {})
+    fio.started  # noqa: B018 - records the skew of the prefill phase
+    written = 0
+    try:
+        with LiveProgress(console, "prefill", total) as bar:
+            for doc in fio.documents():
+                if doc is None:
+                    continue
+                written = sum(j["write"]["io_bytes"] for j in doc.get("jobs", []))
+                bar.update(written, f"{written / max(time.monotonic() - t0, 1e-3) / 1e6:.0f}"
+                                    f" MB/s on {len(fio.active)} hosts")
+    except BaseException:
+        fio.stop()
+        fio.wait()
+        raise
+    rc = fio.wait()
+    if group.lost or rc != 0:
+        why = "; ".join(f"{h}: {v['reason']}" for h, v in group.lost.items()) \
+            or fio.stderr_tail()
+        raise RunAborted(f"prefill failed: {why}")
+    seconds = round(time.monotonic() - t0, 2)
+    rd.event("prefill", outcome="done", seconds=seconds)
+    return {"files": sum(len(hp.files) for hp in plan.cluster.hosts.values()),
+            "bytes": total, "reused_files": 0, "fresh": True, "seconds": seconds}
+
+
+def finish(group: RunnerGroup, steps: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """run.json's `cluster`: hosts, skew, losses, and each host graded on its own."""
+    assert group.plan.cluster is not None
+    out = group.record()
+    out["graded"] = group.series.grade(steps, group.lost)
+    out["thresholds"] = []
+    limit = group.plan.cluster.skew_limit_ms
+    if limit is not None:  # the measured phase's worst skew (prefill is not graded)
+        run = [v for v in (group.skew.get("run") or {}).values() if v is not None]
+        worst = round(max(run) - min(run), 3) if run else None  # the spread of the starts
+        out["thresholds"].append({
+            "expr": f"start_skew < {limit:g}ms", "component": "cluster", "metric": "start_skew",
+            "observed": worst, "bound": limit, "passed": worst is not None and worst < limit,
+            "note": "" if worst is not None else "no start measured"})
+    out["passed"] = all(g["passed"] for g in out["graded"].values()) and \
+        all(t["passed"] for t in out["thresholds"])
+    return out
+
+
+def failure(cluster: dict[str, Any] | None) -> str:
+    """Why a cluster run failed beyond its cluster thresholds: the hosts that failed theirs."""
+    if not cluster:
+        return ""
+    parts = [f"{t['expr']} ({t['observed']})" for t in cluster.get("thresholds", [])
+             if not t["passed"]]
+    for host, g in (cluster.get("graded") or {}).items():
+        bad = [t.get("note") or t["expr"] for t in g.get("thresholds", []) if not t["passed"]]
+        if bad:
+            parts.append(f"{host}: {'; '.join(bad[:2])}")
+    return "; ".join(parts)

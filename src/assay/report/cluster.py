@@ -1,0 +1,86 @@
+"""The cluster part of a run's summary: the merged line, the start skew, lost hosts, and a
+line per host (each graded on its own `each_host.` thresholds)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from assay.results.record import RunRecord
+from assay.scenario.units import format_latency_ms
+
+
+def cluster_of(run: RunRecord) -> dict[str, Any] | None:
+    extra = run.model_extra or {}
+    value = extra.get("cluster")
+    return value if isinstance(value, dict) else None
+
+
+def host_rows(run: RunRecord) -> list[dict[str, Any]]:
+    """One row per host: IO/s over its components, worst p99, skew, lost, its verdict."""
+    c = cluster_of(run) or {}
+    window = (run.measured_window_s or [0.0, 0.0])
+    seconds = max(float(window[1]) - float(window[0]), 1e-9)
+    rows = []
+    for host, facts in (c.get("hosts") or {}).items():
+        graded = (c.get("graded") or {}).get(host) or {}
+        stats = graded.get("stats") or {}
+        p99 = [s.get("lat_p99_ms") for s in stats.values() if s.get("lat_p99_ms") is not None]
+        skew = (c.get("skew_ms") or {}).get("run", {}).get(host)
+        lost = (c.get("lost") or {}).get(host)
+        failed = [t for t in graded.get("thresholds", []) if not t.get("passed")]
+        rows.append({"host": host, "iops": sum(float(s.get("iops") or 0)
+                                               for s in stats.values()),
+                     "ios": graded.get("ios"), "p99_ms": max(p99) if p99 else None,
+                     "skew_ms": skew, "lost": lost, "passed": graded.get("passed", True),
+                     "failed": failed, "fio": facts.get("fio"), "seconds": seconds})
+    return rows
+
+
+def cluster_data(run: RunRecord) -> dict[str, Any] | None:
+    """What the HTML report draws of a cluster run: its line, its losses, a row per host."""
+    c = cluster_of(run)
+    if not c:
+        return None
+    hosts = c.get("hosts") or {}
+    lost = c.get("lost") or {}
+    return {"hosts": len(hosts), "active": len(hosts) - len(lost),
+            "worst_skew_ms": c.get("worst_skew_ms"), "thresholds": c.get("thresholds") or [],
+            "lost": lost, "rows": host_rows(run)}
+
+
+def print_cluster(console: Console, run: RunRecord, per_host: bool = True) -> None:
+    c = cluster_of(run)
+    if not c:
+        return
+    hosts = c.get("hosts") or {}
+    lost = c.get("lost") or {}
+    worst = c.get("worst_skew_ms")
+    line = f"Cluster: {len(hosts)} hosts, {len(hosts) - len(lost)} active at the end"
+    if worst is not None:
+        line += f"; start skew worst {worst:.1f} ms"
+    console.print(line)
+    for t in c.get("thresholds") or []:
+        mark = "[green]✓[/]" if t.get("passed") else "[red]✗[/]"
+        observed = t.get("observed")
+        console.print(f"{mark} {t['expr']}: {observed if observed is not None else '-'} ms"
+                      + (f" ({t['note']})" if t.get("note") else ""))
+    for host, v in lost.items():
+        console.print(f"[yellow]host lost:[/] {host} at {v.get('t')}s in {v.get('phase')}: "
+                      f"{v.get('reason')}")
+    if not per_host:
+        return
+    t = Table(title="Hosts (each graded on its own)", title_justify="left", show_edge=False,
+              pad_edge=False)
+    for col in ("", "host", "IO/s", "worst p99", "skew", "state", "failed"):
+        t.add_column(col, justify="right" if col in ("IO/s", "worst p99", "skew") else "left")
+    for r in host_rows(run):
+        t.add_row("[green]✓[/]" if r["passed"] else "[red]✗[/]", r["host"],
+                  f"{r['iops']:,.1f}", format_latency_ms(r["p99_ms"]),
+                  "-" if r["skew_ms"] is None else f"{r['skew_ms']:+.1f} ms",
+                  f"lost at {r['lost']['t']}s" if r["lost"] else "active",
+                  "; ".join(f"{f['expr']}" + (f" ({f['note']})" if f.get("note") else "")
+                            for f in r["failed"]))
+    console.print(t)

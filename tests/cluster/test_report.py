@@ -1,0 +1,84 @@
+"""A cluster run's summary and HTML report: the cluster line first, then per-host lines (a
+section that opens on demand), the lost host and the start skew."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from assay.plan.build import plan_text
+from assay.report.html import write_report
+from assay.report.terminal import print_summary
+from assay.results.rundir import read_record
+from assay.runners import ReplayRunner
+from tests.cluster.test_group import REPLAY, hosts_in, run
+from tests.report.test_browser import CHROMIUM, browser, open_report  # noqa: F401
+
+
+def cluster_run(tmp_path: Path) -> Path:
+    text = (REPLAY / "scenario.yaml").read_text() + \
+        '  each_host.db.data.read.lat_p99: "< 0.1ms"\n'  # fails on every host
+    plan = plan_text(text, "scenario.yaml", hosts=hosts_in(tmp_path, ["n1", "n2", "n3"]))
+    recordings = {"n1": "steady", "n2": "steady", "n3": "died"}
+    out, _ = run(plan, tmp_path,
+                 lambda host, work: ReplayRunner(REPLAY / recordings[host], host, work))
+    return out.run_dir
+
+
+def test_the_summary_shows_the_cluster_then_each_host(tmp_path: Path) -> None:
+    run_dir = cluster_run(tmp_path)
+    buf = io.StringIO()
+    print_summary(Console(file=buf, width=160), read_record(run_dir), run_dir)
+    text = buf.getvalue()
+    assert text.index("Thresholds") < text.index("Cluster: 3 hosts, 2 active at the end")
+    assert "host lost: n3 at" in text
+    for h in ("n1", "n2", "n3"):
+        assert f"│ {h} " in text
+    assert text.count("db.data.read.lat_p99 < 0.1ms") == 6  # each host's own, reason + row
+    assert "reason: n1: db.data.read.lat_p99 < 0.1ms; n2:" in text
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+def test_the_report_has_a_switchable_per_host_section(tmp_path: Path,
+                                                      open_report: Any) -> None:  # noqa: F811
+    run_dir = cluster_run(tmp_path)
+    o = open_report(write_report(run_dir))
+    page = o.page
+    assert "3 hosts, 2 active at the end" in page.inner_text("#cluster")
+    assert "Host lost: n3" in page.inner_text("main")
+    assert not page.is_visible("#per-host table")  # closed until asked for
+    page.click("#per-host summary")
+    assert page.is_visible("#per-host table")
+    rows = page.inner_text("#per-host table")
+    assert "n1" in rows and "n2" in rows and "lost at" in rows
+    assert o.errors == [] and o.requests == []
+    rec = json.loads((run_dir / "run.json").read_text())
+    assert rec["cluster"]["graded"]["n1"]["passed"] is False
+
+
+def test_compare_names_what_differed_on_a_host(tmp_path: Path) -> None:
+    from assay.report.diff import differences, facts
+
+    a, b = cluster_run(tmp_path / "a"), cluster_run(tmp_path / "b")
+    rec = json.loads((b / "run.json").read_text())
+    rec["cluster"]["hosts"]["n2"]["kernel"] = "Linux 6.12.0"
+    (b / "run.json").write_text(json.dumps(rec))
+    diff = dict(differences([facts(read_record(d), d) for d in (a, b)]))
+    # (the two runs' targets are different directories, also a difference)
+    assert [k for k in diff if k.startswith("hosts.") and not k.endswith(".target")] == \
+        ["hosts.n2.kernel"], diff
+    assert diff["hosts.n2.kernel"][1] == "Linux 6.12.0"
+
+
+def test_the_json_document_carries_each_host(tmp_path: Path) -> None:
+    from assay.report.jsondoc import summary_document
+
+    run_dir = cluster_run(tmp_path)
+    doc = summary_document(read_record(run_dir), run_dir)["cluster"]
+    assert doc["hosts"] == ["n1", "n2", "n3"] and list(doc["lost"]) == ["n3"]
+    assert doc["each_host"]["n1"]["passed"] is False and doc["each_host"]["n1"]["ios"] > 0

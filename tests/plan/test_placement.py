@@ -1,0 +1,117 @@
+"""Placement of workloads on an inventory's hosts (X-Ray's node slices, count per host,
+stagger), each host's job files, and the cluster-only threshold forms."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from assay.hosts import inventory
+from assay.plan import RUN_JOB
+from assay.plan.build import plan_text
+from assay.plan.placement import PlacementError, select
+from assay.scenario.yamlsource import ScenarioInvalid
+
+INVENTORY = """\
+[db]
+n1 ansible_host=10.0.0.1 assay_path=/mnt/shared
+n2 ansible_host=10.0.0.2 assay_path=/mnt/shared
+[web]
+n3 ansible_host=10.0.0.3 assay_path=/mnt/n3
+n4 ansible_host=10.0.0.4 assay_path=/mnt/n4
+"""
+HOSTS = inventory.parse(INVENTORY, "inventory.ini")
+
+
+def names(spec: object) -> list[str]:
+    return [h.name for h in select(spec, HOSTS)]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    (None, ["n1", "n2", "n3", "n4"]), ("all", ["n1", "n2", "n3", "n4"]),
+    ("0", ["n1"]), ("-1", ["n4"]), ("1:", ["n2", "n3", "n4"]), (":n/2", ["n1", "n2"]),
+    ("n/2:", ["n3", "n4"]), ("1:n-1", ["n2", "n3"]), (["n3", "n1"], ["n1", "n3"]),
+    ("web", ["n3", "n4"]), ("n2", ["n2"]),
+])
+def test_hosts_are_picked_the_x_ray_way(spec, expected):
+    assert names(spec) == expected
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("7", "outside the 4 hosts"), ("4:", "picks none"), (["n9"], "not in the inventory"),
+    ("nodes", "neither all"),
+])
+def test_a_wrong_placement_says_why(spec, message):
+    with pytest.raises(PlacementError, match=message):
+        select(spec, HOSTS)
+
+
+def scenario(extra: str = "", thresholds: str = "", steps: str = "") -> str:
+    return f"""\
+name: placed
+workloads:
+  db: {{kind: oltp, data_iops: 400, read_pct: 70, data_files: 1, log_files: 1, log_iops: 50,
+       dataset: 64MiB{extra}}}
+timeline: {{warmup: 2s, duration: 6s{steps}}}
+thresholds: {{db.data.read.lat_p99: "< 50ms"{thresholds}}}
+"""
+
+
+def test_instances_have_their_own_files_and_rates_even_in_a_shared_directory():
+    plan = plan_text(scenario(", hosts: ':n/2', count_per_host: 2, stagger: 5s"), "s.yaml",
+                     hosts=HOSTS)
+    assert plan.hosts == ["n1", "n2"]  # n1 and n2 share /mnt/shared
+    assert plan.cluster is not None
+    files = {h: {f for f, _ in hp.files} for h, hp in plan.cluster.hosts.items()}
+    assert files["n1"].isdisjoint(files["n2"])
+    assert {f.split("/")[0] for f in files["n1"]} == {"n1.0", "n1.1"}
+    run = plan.jobfiles["n2"][RUN_JOB]
+    # same job names per instance (they add up as numjobs clones do), their own files
+    assert run.count("[db.data.1.read.8k]") == 2
+    assert "filename=n2.0/db.data.1.dat" in run and "filename=n2.1/db.data.1.dat" in run
+    # per-instance rates as planned for one instance; the staggered starts of n2's instances
+    # (the 3rd and 4th of the cluster): 10s and 15s
+    assert sorted(set(re.findall(r"startdelay=(\S+)", run))) == ["10s", "15s"]
+    assert run.count("rate_iops=252\n") == 2
+    # each host its own random sequences: identical data on every host would dedupe
+    seeds = {h: re.search(r"\nrandseed=(\d+)\n", plan.jobfiles[h][RUN_JOB]).group(1)
+             for h in plan.hosts}
+    assert seeds["n1"] != seeds["n2"]
+    # the cluster's target: 4 instances of 280 read IO/s; each host's: 2
+    targets = {c.name: c.target_iops for c in plan.components}
+    assert targets["db.data.read"] == pytest.approx(4 * 280)
+    host_targets = {c.component: c.target_iops for c in plan.cluster.hosts["n1"].specs}
+    assert host_targets["db.data.read"] == pytest.approx(2 * 280)
+
+
+def test_each_host_and_start_skew_thresholds():
+    plan = plan_text(scenario(thresholds=', each_host.db.data.read.lat_p99: "< 20ms", '
+                                         'cluster.db.iops: ">= 90% target", '
+                                         'start_skew: "< 10ms"'), "s.yaml", hosts=HOSTS)
+    assert [t.text for t in plan.host_thresholds] == ["db.data.read.lat_p99 < 20ms"]
+    assert "db.iops >= 90% target" in [t.text for t in plan.thresholds]
+    assert plan.cluster is not None and plan.cluster.skew_limit_ms == 10.0
+
+
+@pytest.mark.parametrize(("text", "where", "message"), [
+    (scenario(", hosts: all"), "s.yaml:4", "needs an inventory"),
+    (scenario(thresholds=', each_host.db.data.read.lat_p99: "< 20ms"'), "thresholds",
+     "each_host thresholds need an inventory"),
+    (scenario(thresholds=', start_skew: "< 10ms"'), "thresholds", "give --hosts"),
+    (scenario(steps=", steps: [{action: host_fail, at: 2s, host: n1}]"), "host",
+     "needs a cluster run"),
+])
+def test_cluster_keys_without_an_inventory_are_refused(text, where, message):
+    with pytest.raises(ScenarioInvalid) as e:
+        plan_text(text, "s.yaml")
+    assert where in str(e.value) and message in str(e.value)
+
+
+def test_a_placement_error_names_the_workload_and_its_line():
+    with pytest.raises(ScenarioInvalid) as e:
+        plan_text(scenario(", hosts: '9'"), "s.yaml", hosts=HOSTS)
+    assert "s.yaml:4" in str(e.value) and "workloads.db.hosts" in str(e.value)
+    with pytest.raises(ScenarioInvalid, match="'n9' is not one"):
+        plan_text(scenario(steps=", steps: [{action: host_fail, at: 2s, host: n9}]"),
+                  "s.yaml", hosts=HOSTS)
