@@ -128,7 +128,7 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
     timed = [t for t in thresholds + host_thresholds
              if hosts is None or t.phase_step != "host_lost"]
     issues.extend(check_steps(resolved, timed, run_seconds, ctx.notes))
-    issues.extend(check_postgres(resolved))
+    issues.extend(check_postgres(resolved, hosts is not None))
     if issues:
         raise ScenarioInvalid(issues)
     plan = Plan(resolved, streams, thresholds, run_seconds, sc.timeline.warmup, ctx.notes,

@@ -6,10 +6,14 @@ from assay.scenario.models import ResolvedScenario
 from assay.scenario.yamlsource import Issue
 
 
-def check(resolved: ResolvedScenario) -> list[Issue]:
+def check(resolved: ResolvedScenario, cluster: bool = False) -> list[Issue]:
     src = resolved.source
     names = [n for n, w in resolved.workloads.items() if w.kind == "postgres"]
     issues: list[Issue] = []
+    if names and cluster:  # the sidecar drives a database here, not on the inventory's hosts
+        issues.extend(src.issue(("workloads", n, "kind"), "a postgres workload runs on this "
+                                "machine: cluster runs (--hosts) with databases are not "
+                                "supported yet") for n in names)
     if names and resolved.scenario.target.device:
         issues.append(src.issue(("target", "device"), "a postgres workload needs a filesystem: "
                                 "give `target.path` (a mounted filesystem), not a raw device"))

@@ -13,9 +13,9 @@ the TPC-C-like mix, one `NAME.TYPE.commit` per transaction type (new_order, paym
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from assay.metrics.sampler import ComponentSpec
 from assay.scenario.models import Duration, Size, WorkloadBase
@@ -27,6 +27,7 @@ BYTES_PER_WAREHOUSE = 100 * MB  # the TPC-C-like population of one warehouse (me
 MIX = {  # TPROC-C's transaction mix (percent), the scripts in assay/postgres/tpcc/
     "new_order": 45, "payment": 43, "order_status": 4, "delivery": 4, "stock_level": 4}
 NOT_FOR_POSTGRES = ("data", "access", "load", "prefill", "start", "stop")
+PLACEMENT = ("host", "hosts", "count_per_host", "stagger")  # a database runs on this machine
 
 
 class Params(WorkloadBase):
@@ -55,6 +56,16 @@ class Params(WorkloadBase):
                                                   "the log disk)")
     settings: dict[str, str | int | float] = Field(
         default_factory=dict, description="more postgresql.conf settings, recorded in run.json")
+
+    @field_validator(*PLACEMENT)
+    @classmethod
+    def _here(cls, v: Any, info: ValidationInfo) -> Any:
+        here = {"host": ("local", "localhost"), "hosts": (None,), "count_per_host": (1,),
+                "stagger": (0, 0.0)}
+        if v not in here[info.field_name or ""]:  # the defaults (validated too) are fine
+            raise ValueError("a postgres workload runs on this machine: databases across hosts "
+                             "are not supported yet")
+        return v
 
     @field_validator("settings")
     @classmethod
