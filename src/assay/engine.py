@@ -26,6 +26,8 @@ from assay.hosts import cgroup
 from assay.hosts.cgroup import BlkioGroup
 from assay.hosts.fingerprint import block_device_facts
 from assay.hosts.utilisation import HostProbe
+from assay.integrity import lifecycle as integrity
+from assay.integrity.session import Session
 from assay.metrics.sampler import Sample, Sampler, stored_line
 from assay.plan import LOCAL, RUN_JOB, Plan
 from assay.plan.model import variables
@@ -68,6 +70,7 @@ class Engine:
         self.env: dict[str, str] = {}  # the job files' variables
         self.cgroup: BlkioGroup | None = None  # fio runs in it, so actions can throttle it
         self.lock: TargetLock | None = None  # one run per target
+        self.integrity: Session | None = None  # integrity mode's writers and passes
 
     # -- the run -------------------------------------------------------------------------
     def execute(self) -> Outcome:
@@ -146,6 +149,7 @@ class Engine:
             self.cgroup = BlkioGroup(f"assay/{rd.id}").create()
             self.platform.apply_limits(self.cgroup)
             self.info["target"]["blkio_limits"] = self.cgroup.limits()
+        self.integrity = integrity.open_session(plan, rd.id, directory, rd.path, direct)
         rd.write_record(parse_record(self.info))
         return directory
 
@@ -158,6 +162,8 @@ class Engine:
         self.info["prefill"] = prefill(self.plan, directory, self.runner, self.run_dir,
                                        self.console, fresh=self.opt.fresh, env=self.env,
                                        device=self.plan.scenario.target.device)
+        if self.integrity:
+            self.integrity.prefill()
 
     def _load(self) -> tuple[str, str]:
         assert self.run_dir and self.runner
@@ -168,6 +174,8 @@ class Engine:
         runner.confine(self.cgroup.path / "cgroup.procs" if self.cgroup else None)
         rd.event("load", outcome="started")
         probe = HostProbe()
+        if self.integrity:
+            self.integrity.start()
         fio = runner.start(RUN_JOB, self.env)
         sampler.start(fio.started * 1000)
         if timeline:
@@ -205,6 +213,8 @@ class Engine:
         if timeline:
             timeline.finish()
         rd.event("load", outcome="ended", exit_code=rc)
+        if self.integrity:
+            self.info["integrity"] = self.integrity.finish(plan.total_seconds)
         failure = getattr(timeline, "failure", None)  # a step that failed as the load ended
         if failure:
             return "aborted", failure
@@ -244,6 +254,8 @@ class Engine:
     # -- the verdict ----------------------------------------------------------------------
     def _finish(self, status: str, reason: str) -> Outcome:
         rd = self.run_dir
+        if self.integrity:  # before the cleanup, which may remove a temporary target
+            self.info["integrity"] = integrity.close(self.integrity, status)
         self._cleanup()
         if rd is None:  # failed before a run directory existed
             raise RunAborted(reason) if status == "aborted" else Interrupted()
@@ -252,7 +264,8 @@ class Engine:
             logs = self.runner.fetch_logs() if self.runner else []
         except OSError:
             logs = []
-        v = grade(self.plan, self.samples, steps, logs, self.host_rows)
+        v = grade(self.plan, self.samples, steps, logs, self.host_rows,
+                  self.info.get("integrity"))
         if steps:
             self.info["events"] = steps
             self.info.update(v.phases.to_json())

@@ -38,17 +38,19 @@ class Verdict:
 
 
 def grade(plan: Plan, samples: Sequence[dict[str, Any]], steps: Sequence[dict[str, Any]],
-          logs: Sequence[Path], hosts: Sequence[dict[str, Any]] = ()) -> Verdict:
+          logs: Sequence[Path], hosts: Sequence[dict[str, Any]] = (),
+          integrity: dict[str, Any] | None = None) -> Verdict:
     """`steps` are the timeline's step events; `logs` fio's per-IO latency logs; `hosts` the
-    hosts' utilisation per second (hosts.ndjson rows)."""
+    hosts' utilisation per second (hosts.ndjson rows); `integrity` run.json's integrity
+    section (docs/integrity.md)."""
     start, end = plan.warmup, plan.total_seconds
     components = closed_loop(plan)
     stats = {c.name: aggregate(c, samples, start, end) for c in components}
     intended(plan, stats, logs, start, end)
     phase_report = analyse(components, samples, steps, start, end)
     host_stats = host_summary(hosts, start, end)
-    results = evaluate(plan.thresholds, components, stats, phase_report, host_stats) \
-        if samples else []
+    results = evaluate(plan.thresholds, components, stats, phase_report, host_stats,
+                       integrity or {}) if samples else []
     series = [{"t": s["t"], "dt": s["dt"], "c": s["c"],
                "iops": s["ios"] / s["dt"] if s["dt"] else 0.0} for s in samples]
     ratios = {n: (w.data.compressibility, w.data.dedupe)

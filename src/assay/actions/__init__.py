@@ -8,7 +8,17 @@ from __future__ import annotations
 from collections.abc import Set
 from typing import Any, Protocol, TypeVar
 
-from assay.actions import annotate, command, device, pause, rebuild, scrub, snapshot, throttle
+from assay.actions import (
+    annotate,
+    command,
+    device,
+    pause,
+    rebuild,
+    scrub,
+    snapshot,
+    throttle,
+    verify,
+)
 from assay.actions.context import ActionContext
 from assay.plugins import Registry, lacks
 from assay.scenario.models import StepBase
@@ -48,6 +58,7 @@ register("throttle", throttle)
 register("command", command)
 register("annotate", annotate)
 register("pause", pause)
+register("verify", verify)
 
 
 def get(name: str) -> Action[Any]:

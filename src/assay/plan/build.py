@@ -16,6 +16,7 @@ from pathlib import Path
 from assay import actions as action_registry
 from assay import workloads
 from assay.fio.jobfile import fio_seconds
+from assay.integrity.check import check as check_integrity
 from assay.metrics.intended import MAX_LOGGED_IOS
 from assay.metrics.summary import ComponentInfo
 from assay.plan.model import Plan, render_jobfiles
@@ -97,6 +98,7 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
                   for c in s.components]
     thresholds = _thresholds(resolved, components, issues, sc.timeline.warmup + run_seconds)
     issues.extend(check_steps(resolved, thresholds, run_seconds, ctx.notes))
+    issues.extend(check_integrity(resolved, streams, thresholds))
     if issues:
         raise ScenarioInvalid(issues)
     plan = Plan(resolved, streams, thresholds, run_seconds, sc.timeline.warmup, ctx.notes,

@@ -1,0 +1,46 @@
+"""Integrity mode checked before any IO: only writing workloads verify, `verify` steps and
+`integrity.*` thresholds need a workload in integrity mode, and the blocks need a filesystem
+(on a raw device every byte belongs to fio's layout)."""
+
+from __future__ import annotations
+
+from assay.integrity.session import settings
+from assay.scenario.models import ResolvedScenario
+from assay.scenario.yamlsource import Issue
+from assay.thresholds.grammar import Threshold
+from assay.workloads.base import Stream
+
+
+def writing(streams: list[Stream]) -> set[str]:
+    """The workloads that write at all."""
+    return {s.workload for s in streams for c in s.components if c.component.endswith(".write")}
+
+
+def check(resolved: ResolvedScenario, streams: list[Stream],
+          thresholds: list[Threshold]) -> list[Issue]:
+    src = resolved.source
+    writes = writing(streams)
+    _, chosen = settings(resolved, writes)
+    issues = [src.issue(("workloads", n, "verify"), "this workload does not write: there is "
+                        "nothing to verify")
+              for n, w in resolved.workloads.items() if w.verify and n not in writes]
+    if resolved.scenario.integrity is not False and not writes:
+        issues.append(src.issue(("integrity",), "no workload writes: there is nothing to verify"))
+    if chosen and resolved.scenario.target.device:
+        issues.append(src.issue(("integrity",) if resolved.scenario.integrity is not False
+                                else ("workloads", chosen[0], "verify"),
+                                "integrity mode needs a filesystem target: on a raw device "
+                                "every byte belongs to the workloads' layout"))
+    need = "needs integrity mode (`integrity: on`, or `verify: true` on a writing workload)"
+    if not chosen:
+        for i, step in enumerate(resolved.steps):
+            if step.action == "verify":
+                issues.append(src.issue(("timeline", "steps", i, "action"), f"`verify` {need}"))
+        for t in thresholds:
+            if t.integrity:
+                issues.append(src.issue(("thresholds",), f"{t.text!r} {need}"))
+    for t in thresholds:
+        if t.integrity and len(t.selector) > 1 and chosen and t.selector[1] not in chosen:
+            issues.append(src.issue(("thresholds",), f"{t.text!r}: workload {t.selector[1]!r} "
+                                    f"is not in integrity mode (verified: {', '.join(chosen)})"))
+    return issues
