@@ -60,9 +60,9 @@ def classify(buf: memoryview, at: int, size: int, offset: int, expected: int,
         return State.STALE if gen < expected else State.OK
     if not expected:
         return State.OK
-    magic, off, _, _, _ = HEADER.unpack_from(buf, at)
-    if magic == MAGIC or off == offset:
-        return State.CORRUPT
+    magic, off, _, who, _ = HEADER.unpack_from(buf, at)
+    if magic == MAGIC or who == writer or (off == offset and offset):
+        return State.CORRUPT  # recognisably ours (the writer id is 63 random bits)
     return State.LOST  # no header of ours at all: the write never landed (or was trimmed)
 
 

@@ -64,6 +64,7 @@ class Writer:
         self.journal.checkpoint()
 
     def start(self) -> None:
+        self._stop.clear()
         self._thread = threading.Thread(target=self._run, name=f"integrity-{self.area.workload}",
                                         daemon=True)
         self._thread.start()

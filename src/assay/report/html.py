@@ -83,6 +83,7 @@ def run_data(run_dir: Path, run: RunRecord) -> dict[str, Any]:
         "latency": rundata.latency_curves(run_dir, run),
         "hosts": rundata.host_series(run_dir),
         "host_stats": run.hosts,
+        "integrity": run.integrity,
         "bands": rundata.xray_bands(run),
         # as stored: the report lists the facts the run recorded, no defaults
         "environment": sorted(flatten(run.environment.stored()).items()),
