@@ -24,10 +24,10 @@ def check(resolved: ResolvedScenario, streams: list[Stream],
     issues = [src.issue(("workloads", n, "verify"), "this workload does not write: there is "
                         "nothing to verify")
               for n, w in resolved.workloads.items() if w.verify and n not in writes]
-    if resolved.scenario.integrity is not False and not writes:
+    if resolved.scenario.integrity is not None and not writes:
         issues.append(src.issue(("integrity",), "no workload writes: there is nothing to verify"))
     if chosen and resolved.scenario.target.device:
-        issues.append(src.issue(("integrity",) if resolved.scenario.integrity is not False
+        issues.append(src.issue(("integrity",) if resolved.scenario.integrity is not None
                                 else ("workloads", chosen[0], "verify"),
                                 "integrity mode needs a filesystem target: on a raw device "
                                 "every byte belongs to the workloads' layout"))

@@ -233,8 +233,19 @@ class Scenario(Strict):
     workloads: dict[str, dict[str, Any]] = Field(..., min_length=1)
     timeline: Timeline = Field(default_factory=Timeline)
     thresholds: ThresholdsSpec = Field(default_factory=dict)
-    integrity: bool | IntegritySpec = Field(False, description="integrity mode for every "
-                                                               "writing workload")
+    integrity: IntegritySpec | None = Field(None, description="integrity mode for every "
+                                                              "writing workload: on, off or "
+                                                              "settings")
+
+    @field_validator("integrity", mode="before")
+    @classmethod
+    def _integrity(cls, v: Any) -> Any:
+        """`on` / `off` (YAML reads them as booleans) or the settings."""
+        if isinstance(v, str) and v.lower() in ("on", "off", "true", "false", "yes", "no"):
+            v = v.lower() in ("on", "true", "yes")
+        if v is True:
+            return {}
+        return None if v is False else v
 
     @model_validator(mode="after")
     def _names(self) -> Scenario:
