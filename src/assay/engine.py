@@ -159,11 +159,11 @@ class Engine:
 
     def _prefill(self, directory: Path) -> None:
         assert self.run_dir and self.runner
+        if self.integrity:
+            self.integrity.prefill()
         self.info["prefill"] = prefill(self.plan, directory, self.runner, self.run_dir,
                                        self.console, fresh=self.opt.fresh, env=self.env,
                                        device=self.plan.scenario.target.device)
-        if self.integrity:
-            self.integrity.prefill()
 
     def _load(self) -> tuple[str, str]:
         assert self.run_dir and self.runner

@@ -12,7 +12,6 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from assay.hosts.fingerprint import mount_of
 from assay.integrity.area import SUBDIR, Area, writer_id
 from assay.integrity.block import PROBLEMS
 from assay.integrity.journal import Journal
@@ -55,13 +54,9 @@ class Session:
 
     # -- the run's course ------------------------------------------------------------------
     def prefill(self) -> None:
-        # btrfs: O_DIRECT writes beside a failing raid1 member left it unable to set block
-        # groups read-only for `btrfs replace` (ENOSPC, 6.18); O_DSYNC through the page cache
-        # acknowledges the same (stable) writes, and the verify pass still reads O_DIRECT
-        direct = self.direct and mount_of(self.target).get("fstype") != "btrfs"
         for i, a in enumerate(self.areas):
             journal = Journal.create(self.journal_dir, a.workload, a.blocks)
-            w = Writer(a, journal, self.spec.rate, direct, self.seed * 1000 + i)
+            w = Writer(a, journal, self.spec.rate, self.direct, self.seed * 1000 + i)
             w.prefill()
             self.writers[a.workload] = w
 
