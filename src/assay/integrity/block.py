@@ -19,13 +19,31 @@ from __future__ import annotations
 import os
 import struct
 import time
-import zlib
+from collections.abc import Callable
 from enum import StrEnum
+from typing import Any
+
+
+def _crc32() -> Callable[[Any], int]:
+    """ISA-L's CRC-32 (the same polynomial and values as zlib's, several times faster: it keeps
+    the verify pass close to fio's hardware CRC32C), or zlib's where isal is missing."""
+    try:
+        from isal import isal_zlib
+
+        return isal_zlib.crc32
+    except ImportError:  # pragma: no cover - isal is a dependency; zlib gives the same values
+        import zlib
+
+        return zlib.crc32
+
+
+crc32 = _crc32()
 
 MAGIC = b"ASSAYBLK"
 HEADER = struct.Struct("<8sQQQQ")
 CRC = struct.Struct("<I")
 MIN_BLOCK = 512
+RESIDUE = 0x2144DF1C  # the CRC-32 of any message followed by its own CRC (little-endian)
 
 
 class State(StrEnum):
@@ -43,15 +61,14 @@ def fill(buf: memoryview, at: int, size: int, offset: int, generation: int, writ
     """Write one block into `buf[at:at+size]`: header, fresh random payload, checksum."""
     buf[at + HEADER.size:at + size - CRC.size] = os.urandom(size - HEADER.size - CRC.size)
     HEADER.pack_into(buf, at, MAGIC, offset, generation, writer, time.time_ns())
-    CRC.pack_into(buf, at + size - CRC.size, zlib.crc32(buf[at:at + size - CRC.size]))
+    CRC.pack_into(buf, at + size - CRC.size, crc32(buf[at:at + size - CRC.size]))
 
 
 def classify(buf: memoryview, at: int, size: int, offset: int, expected: int,
              writer: int) -> State:
     """One block read back, against the generation the journal says was acknowledged
     (`expected`; 0 = no expectation: any readable content is ok)."""
-    end = at + size - CRC.size
-    if zlib.crc32(buf[at:end]) == CRC.unpack_from(buf, end)[0]:
+    if crc32(buf[at:at + size]) == RESIDUE:
         magic, off, gen, who, _ = HEADER.unpack_from(buf, at)
         if magic != MAGIC:
             return State.LOST if expected else State.OK

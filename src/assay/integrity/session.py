@@ -79,11 +79,9 @@ class Session:
                stop: threading.Event | None = None) -> dict[str, Any]:
         """A pass over every file now, beside the writers; recorded in the session."""
         with self._verifying:
-            result = run_pass(self.areas, {n: w.journal.gens for n, w in self.writers.items()},
-                              self.direct, label, t,
-                              {n: w.lock for n, w in self.writers.items()}, stop)
-        self.passes.append(result)
-        return result
+            return run_pass(self.areas, {n: w.journal.gens for n, w in self.writers.items()},
+                            self.direct, label, t, {n: w.lock for n, w in self.writers.items()},
+                            stop, sink=self.passes)
 
     def finish(self, t: float | None) -> dict[str, Any]:
         """Stop the writers and, unless the scenario says not to, verify every block."""

@@ -8,20 +8,23 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
-import queue
+import struct
 import threading
 import time
-import zlib
 from array import array
+from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from assay.integrity.area import Area, aligned, open_file
-from assay.integrity.block import CRC, HEADER, MAGIC, PROBLEMS, State, classify
+from assay.integrity.block import HEADER, MAGIC, PROBLEMS, RESIDUE, State, classify, crc32
 
 CHUNK = 4 << 20
+AHEAD = 2  # chunks read ahead of the check
 OFFSETS_KEPT = 100  # per kind of problem and file, the first ones
 
 
@@ -51,56 +54,51 @@ def verify_file(area: Area, gens: array[int], result: FileResult, direct: bool =
                 progress: Callable[[int], None] | None = None) -> bool:
     """Check every block of `area` into `result` (counted as it goes, so an interrupted pass
     keeps what it saw); whether it finished. `gens` is read under `lock` chunk by chunk, so a
-    writer that keeps writing meanwhile is never caught half-way. A reader thread reads the
-    next chunk while this one is checked (reads release the GIL; checking is CPU)."""
+    writer that keeps writing meanwhile is never caught half-way. AHEAD reads are in flight
+    while a chunk is checked (reads release the GIL, and a device likes a queue), and chunks
+    are checked in order, so the offsets kept are the first ones."""
     bs = area.block
     per = max(1, CHUNK // bs)
     fd, result.direct = open_file(area.path, os.O_RDONLY, direct)
-    bufs = [aligned(per * bs) for _ in range(2)]
+    bufs = [aligned(per * bs) for _ in range(AHEAD + 1)]
     views = [memoryview(b) for b in bufs]
-    ready: queue.Queue[_Chunk | BaseException | None] = queue.Queue(maxsize=1)
-    free: queue.Queue[int] = queue.Queue()
-    for i in range(len(bufs)):
-        free.put(i)
-    quit_ = threading.Event()
+    free = list(range(len(bufs)))
+    starts = iter(range(0, area.blocks, per))
     guard: contextlib.AbstractContextManager[Any] = lock or contextlib.nullcontext()
 
-    def reader() -> None:
-        try:
-            for first in range(0, area.blocks, per):
-                k = free.get()
-                if quit_.is_set():
-                    return
-                n = min(per, area.blocks - first)
-                with guard:
-                    expected = gens[first:first + n]
-                    bad = _read(fd, views[k], n, bs, first * bs)
-                ready.put(_Chunk(first, n, k, expected, bad))
-            ready.put(None)
-        except BaseException as e:  # noqa: BLE001 - handed to the checking thread
-            ready.put(e)
+    def read(first: int, k: int) -> _Chunk:
+        n = min(per, area.blocks - first)
+        with guard:
+            expected = gens[first:first + n]
+            bad = _read(fd, views[k], n, bs, first * bs)
+        return _Chunk(first, n, k, expected, bad)
 
-    thread = threading.Thread(target=reader, name=f"verify-{area.workload}", daemon=True)
-    thread.start()
+    pool = ThreadPoolExecutor(AHEAD, thread_name_prefix=f"verify-{area.workload}")
+    pending: deque[Future[_Chunk]] = deque()
+
+    def submit() -> None:
+        while free:
+            first = next(starts, None)
+            if first is None:
+                return
+            pending.append(pool.submit(read, first, free.pop()))
+
     try:
-        while True:
+        submit()
+        while pending:
             if stop is not None and stop.is_set():
                 return False
-            chunk = ready.get()
-            if chunk is None:
-                return True
-            if isinstance(chunk, BaseException):
-                raise chunk
+            chunk = pending.popleft().result()
             _check(views[chunk.buffer], chunk, area, result)
-            free.put(chunk.buffer)
+            free.append(chunk.buffer)
+            submit()
             if progress:
                 progress(chunk.n * bs)
+        return True
     finally:
-        quit_.set()
-        free.put(0)  # wake a reader waiting for a buffer
-        while thread.is_alive():  # let a read in flight end before its buffer goes
-            with contextlib.suppress(queue.Empty):
-                ready.get(timeout=0.05)
+        for f in pending:
+            f.cancel()
+        pool.shutdown(wait=True)  # a read in flight ends before its buffer goes
         for v in views:
             v.release()
         for b in bufs:
@@ -118,25 +116,31 @@ class _Chunk:
 
 
 def _check(mv: memoryview, chunk: _Chunk, area: Area, result: FileResult) -> None:
-    bs, writer, pos = area.block, area.writer, chunk.first * area.block
-    crc32, crc_at, header_at = zlib.crc32, CRC.unpack_from, HEADER.unpack_from
-    expected, unreadable, counts = chunk.expected, chunk.unreadable, result.counts
-    for i in range(chunk.n):
-        s = i * bs
-        e = s + bs - CRC.size
-        off = pos + s
-        if unreadable and i in unreadable:
+    """Every block of a chunk: the headers unpacked in C (one struct spanning a block), one
+    CRC call per block, the rare problem classified in full."""
+    bs, writer, pos, n = area.block, area.writer, chunk.first * area.block, chunk.n
+    check, expected, unreadable = crc32, chunk.expected, chunk.unreadable
+    ok, s, off = 0, 0, pos
+    for exp, (magic, o, gen, who) in zip(expected, _blocks(bs).iter_unpack(mv[:n * bs]),
+                                          strict=True):
+        if check(mv[s:s + bs]) == RESIDUE and gen >= exp and o == off and who == writer \
+                and magic == MAGIC and not (unreadable and s // bs in unreadable):
+            ok += 1
+        elif unreadable and s // bs in unreadable:
             result.add(State.UNREADABLE, off)
-            continue
-        exp = expected[i]
-        if crc32(mv[s:e]) == crc_at(mv, e)[0]:  # the common case, inline
-            magic, o, gen, who, _ = header_at(mv, s)
-            if magic == MAGIC and o == off and who == writer and gen >= exp:
-                counts["ok"] += 1
-                continue
-        result.add(classify(mv, s, bs, off, exp, writer), off)
-    result.checked += chunk.n
-    result.bytes += chunk.n * bs
+        else:
+            result.add(classify(mv, s, bs, off, exp, writer), off)
+        s += bs
+        off += bs
+    result.counts["ok"] += ok
+    result.checked += n
+    result.bytes += n * bs
+
+
+@functools.cache
+def _blocks(size: int) -> struct.Struct:
+    """A block as magic, offset, generation, writer and the rest skipped."""
+    return struct.Struct(f"{HEADER.format[:-1]}{size - HEADER.size + 8}x")
 
 
 def _read(fd: int, mv: memoryview, n: int, bs: int, pos: int) -> set[int]:
@@ -169,11 +173,27 @@ def totals(files: list[FileResult]) -> dict[str, int]:
 def run_pass(areas: list[Area], gens: dict[str, array[int]], direct: bool, label: str,
              t: float | None = None, locks: dict[str, threading.Lock] | None = None,
              stop: threading.Event | None = None,
-             progress: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """One pass over every file: the pass's record (status completed / interrupted / failed)."""
+             progress: Callable[[int], None] | None = None,
+             sink: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """One pass over every file: the pass's record (status completed / interrupted / failed),
+    also appended to `sink`. Whatever else ends it (the run being stopped) is re-raised once
+    the pass is in `sink` as interrupted, with what it had counted."""
     started = time.monotonic()
     files: list[FileResult] = []
     status, reason = "completed", ""
+
+    def record() -> dict[str, Any]:
+        seconds = time.monotonic() - started
+        nbytes = sum(f.bytes for f in files)
+        result = {"label": label, **({"t": round(t, 2)} if t is not None else {}),
+                  "status": status, **({"reason": reason} if reason else {}),
+                  "seconds": round(seconds, 3), "bytes": nbytes,
+                  "mbps": round(nbytes / 1e6 / seconds, 1) if seconds > 0 else 0.0,
+                  **totals(files), "workloads": {f.workload: f.to_json() for f in files}}
+        if sink is not None:
+            sink.append(result)
+        return result
+
     try:
         for a in areas:
             files.append(FileResult(a.workload, a.blocks))
@@ -186,10 +206,8 @@ def run_pass(areas: list[Area], gens: dict[str, array[int]], direct: bool, label
         status, reason = "interrupted", "interrupted by the user"
     except OSError as e:
         status, reason = "failed", f"{e.strerror or e}: {e.filename or ''}".rstrip(": ")
-    seconds = time.monotonic() - started
-    nbytes = sum(f.bytes for f in files)
-    return {"label": label, **({"t": round(t, 2)} if t is not None else {}),
-            "status": status, **({"reason": reason} if reason else {}),
-            "seconds": round(seconds, 3), "bytes": nbytes,
-            "mbps": round(nbytes / 1e6 / seconds, 1) if seconds > 0 else 0.0,
-            **totals(files), "workloads": {f.workload: f.to_json() for f in files}}
+    except BaseException:
+        status, reason = "interrupted", "the run was stopped during the pass"
+        record()
+        raise
+    return record()
