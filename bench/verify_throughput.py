@@ -5,8 +5,8 @@ same filesystem, side by side.
 Two files of one size: fio writes one with `verify=crc32c` (a header and a CRC32C per 8 KiB,
 fio's `verify_interval`), assay's integrity writer the other (its 8 KiB blocks: header,
 generation, writer, CRC-32). Each round drops the page cache, then fio reads its file back with
-`verify_only` (4 MiB O_DIRECT reads, iodepth 2) and assay runs its verify pass (4 MiB O_DIRECT
-reads, one read ahead). The ratio is assay's MB/s over fio's; the goal is >= 0.90.
+`verify_only` (4 MiB O_DIRECT reads, libaio iodepth 2) and assay runs its verify pass (2 MiB
+O_DIRECT reads, 4 in flight). The ratio is assay's MB/s over fio's; the goal is >= 0.90.
 
 By default the files live on XFS on a loop device over a tmpfs file: storage at memory speed,
 so the ratio is the cost of checking (fio: SSE4.2 CRC32C in C; assay: zlib CRC-32 from
@@ -102,7 +102,7 @@ def main() -> int:
         writer.prefill()
         fs = sh("findmnt", "-no", "FSTYPE", "-T", str(work))
         print(f"{size >> 20} MiB each on {fs} ({'loop over tmpfs' if a.dir is None else work}),"
-              f" {BLOCK // 1024} KiB blocks, 4 MiB O_DIRECT reads", flush=True)
+              f" {BLOCK // 1024} KiB blocks, O_DIRECT", flush=True)
         fio_rates, assay_rates = [], []
         for r in range(a.rounds):
             drop_caches()

@@ -111,6 +111,10 @@ def test_an_undisturbed_run_reports_zeros_and_ctrl_c_leaves_an_interrupted_verif
     assert proc.returncode == 0 and run["status"] == "passed", proc.stdout
     assert [(p["status"], p["checked"], p["lost"], p["stale"], p["corrupt"], p["unreadable"])
             for p in run["integrity"]["passes"]] == [("completed", 4096, 0, 0, 0, 0)] * 2
+    shown = json.loads(assay("show", run_dir.name, "--results", str(results), "--json",
+                             lab_dir=lab_dir).stdout)["integrity"]
+    assert shown["status"] == "verified" and \
+        [shown[k] for k in ("lost", "stale", "corrupt", "unreadable")] == [0, 0, 0, 0]
     # slow reads (the fault server delays each one) make the pass last; Ctrl-C it
     control = str(Path(made.fuse_mount) / "control")
     faulty.send(control, f"slow {Path(made.served[0]).name} 30 read")

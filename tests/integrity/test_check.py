@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assay.integrity.check import writing
+from assay.integrity.check import describe, writing
 from assay.integrity.session import settings
 from assay.plan import plan_text
 from assay.scenario.yamlsource import ScenarioInvalid
@@ -61,3 +61,14 @@ def test_integrity_thresholds_are_counts_of_the_four_problems() -> None:
                 "integrity.a.b.corrupt == 0"):
         with pytest.raises(ThresholdError):
             parse(bad)
+
+
+def test_the_plan_says_what_integrity_mode_will_write() -> None:
+    text = BASE.format(top="integrity: {size: 8MiB, rate: 50}\n", db="", scan="", steps="",
+                       thresholds="")
+    p = plan_text(text, "s.yaml")
+    assert describe(p.resolved, p.streams) == (
+        "db: 8 MiB of 8 KiB self-checking blocks each at 50 writes/s, journaled in the run "
+        "directory; verified at the end")
+    p = plan_text(BASE.format(top="", db="", scan="", steps="", thresholds=""), "s.yaml")
+    assert describe(p.resolved, p.streams) == "off"

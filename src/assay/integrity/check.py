@@ -44,3 +44,13 @@ def check(resolved: ResolvedScenario, streams: list[Stream],
             issues.append(src.issue(("thresholds",), f"{t.text!r}: workload {t.selector[1]!r} "
                                     f"is not in integrity mode (verified: {', '.join(chosen)})"))
     return issues
+
+
+def describe(resolved: ResolvedScenario, streams: list[Stream]) -> str:
+    """One line for `assay plan`: what integrity mode will write, or that it is off."""
+    spec, chosen = settings(resolved, writing(streams))
+    if not chosen:
+        return "off"
+    return (f"{', '.join(chosen)}: {spec.size >> 20} MiB of {spec.block >> 10} KiB self-checking "
+            f"blocks each at {spec.rate:g} writes/s, journaled in the run directory; "
+            + ("verified at the end" if spec.final else "no final pass"))

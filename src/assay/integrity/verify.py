@@ -23,8 +23,8 @@ from typing import Any
 from assay.integrity.area import Area, aligned, open_file
 from assay.integrity.block import HEADER, MAGIC, PROBLEMS, RESIDUE, State, classify, crc32
 
-CHUNK = 4 << 20
-AHEAD = 2  # chunks read ahead of the check
+CHUNK = 2 << 20
+AHEAD = 4  # reads in flight while a chunk is checked
 OFFSETS_KEPT = 100  # per kind of problem and file, the first ones
 
 
