@@ -47,7 +47,8 @@ def drop_caches() -> None:
 def fio_args(path: Path, size: int) -> list[str]:
     return ["fio", "--name=verify", f"--filename={path}", f"--size={size}", "--rw=write",
             "--bs=4m", f"--verify_interval={BLOCK}", "--verify=crc32c", "--direct=1",
-            "--ioengine=libaio", "--iodepth=2", "--output-format=json"]
+            "--ioengine=libaio", "--iodepth=2", "--verify_state_save=0",
+            "--output-format=json"]
 
 
 def fio_verify(path: Path, size: int) -> float:
