@@ -28,6 +28,8 @@ from assay.hosts import cgroup
 from assay.hosts.cgroup import BlkioGroup
 from assay.hosts.fingerprint import block_device_facts
 from assay.hosts.utilisation import HostProbe
+from assay.integrity import lifecycle as integrity
+from assay.integrity.session import Session
 from assay.metrics.duetime import IssueLogReader, due_latency, due_windows, paced_jobs
 from assay.metrics.sampler import Sample, Sampler, stored_line
 from assay.plan import LOCAL, RUN_JOB, Plan
@@ -74,6 +76,7 @@ class Engine:
         self.cgroup: BlkioGroup | None = None  # fio runs in it, so actions can throttle it
         self.lock: TargetLock | None = None  # one run per target
         self.sidecars: Sidecars | None = None  # databases beside fio (postgres/sidecar.py)
+        self.integrity: Session | None = None  # integrity mode's writers and passes
 
     # -- the run -------------------------------------------------------------------------
     def execute(self) -> Outcome:
@@ -160,6 +163,7 @@ class Engine:
             self.cgroup = BlkioGroup(f"assay/{rd.id}").create()
             self.platform.apply_limits(self.cgroup)
             self.info["target"]["blkio_limits"] = self.cgroup.limits()
+        self.integrity = integrity.open_session(plan, rd.id, directory, rd.path, direct)
         rd.write_record(parse_record(self.info))
         return directory
 
@@ -173,6 +177,8 @@ class Engine:
             self.info["prefill"] = cluster.prefill(self.plan, self.runner, self.run_dir,
                                                    self.console)
             return
+        if self.integrity:
+            self.integrity.prefill()
         if self.plan.files:  # a database-only run has no fio files
             self.info["prefill"] = prefill(self.plan, directory, self.runner, self.run_dir,
                                            self.console, fresh=self.opt.fresh, env=self.env,
@@ -196,6 +202,8 @@ class Engine:
         runner.confine(self.cgroup.path / "cgroup.procs" if self.cgroup else None)
         rd.event("load", outcome="started")
         side.start(self.cgroup)  # first: the clean-up stops it whatever fio does
+        if self.integrity:
+            self.integrity.start()
         issue_logs = self._issue_logs()  # before fio: it opens the pipes as it starts
         try:
             fio = runner.start(RUN_JOB, self.env) if plan.jobs else side.idle_run()
@@ -246,6 +254,8 @@ class Engine:
         if timeline:
             timeline.finish()
         rd.event("load", outcome="ended", exit_code=rc)
+        if self.integrity:
+            self.info["integrity"] = self.integrity.finish(plan.total_seconds)
         failure = getattr(timeline, "failure", None)  # a step that failed as the load ended
         if failure:
             return "aborted", failure
@@ -293,6 +303,8 @@ class Engine:
     # -- the verdict ----------------------------------------------------------------------
     def _finish(self, status: str, reason: str) -> Outcome:
         rd = self.run_dir
+        if self.integrity:  # before the cleanup, which may remove a temporary target
+            self.info["integrity"] = integrity.close(self.integrity, status)
         self._cleanup()
         if rd is None:  # failed before a run directory existed
             raise RunAborted(reason) if status == "aborted" else Interrupted()
@@ -307,7 +319,7 @@ class Engine:
         measured = self.streams.close() if self.streams else 0
         samples = StoredRows(rd.path, "samples", measured)  # read back, not held in memory
         v = grade(self.plan, samples, steps, logs, read_rows(rd.path, "hosts"),
-                  due_latency(rd.path, due_windows(self.plan)))
+                  due_latency(rd.path, due_windows(self.plan)), self.info.get("integrity"))
         group = self.runner if isinstance(self.runner, RunnerGroup) else None
         if group is not None:
             self.info["cluster"] = cluster.finish(group, steps)

@@ -39,11 +39,13 @@ class Verdict:
 
 def grade(plan: Plan, samples: Collection[dict[str, Any]], steps: Sequence[dict[str, Any]],
           logs: Sequence[Path], hosts: Iterable[dict[str, Any]] = (),
-          due: Mapping[str, dict[str, float | None]] | None = None) -> Verdict:
+          due: Mapping[str, dict[str, float | None]] | None = None,
+          integrity: dict[str, Any] | None = None) -> Verdict:
     """`samples` may be read back from disk (results/blocklog.StoredRows): each pass streams;
     `steps` are the timeline's step events; `logs` fio's per-IO latency logs; `hosts` the
     hosts' utilisation per second (hosts.ndjson rows); `due` latency from the due time per
-    component (metrics/duetime.py)."""
+    component (metrics/duetime.py); `integrity` run.json's integrity section
+    (docs/integrity.md)."""
     start, end = plan.warmup, plan.total_seconds
     components = closed_loop(plan)
     stats = aggregate_all(components, samples, start, end)
@@ -53,8 +55,8 @@ def grade(plan: Plan, samples: Collection[dict[str, Any]], steps: Sequence[dict[
             stats[name].intended = figures
     phase_report = analyse(components, samples, steps, start, end)
     host_stats = host_summary(hosts, start, end)
-    results = evaluate(plan.thresholds, components, stats, phase_report, host_stats) \
-        if samples else []
+    results = evaluate(plan.thresholds, components, stats, phase_report, host_stats,
+                       integrity or {}) if samples else []
     series = ({"t": s["t"], "dt": s["dt"], "c": s["c"],
                "iops": s["ios"] / s["dt"] if s["dt"] else 0.0} for s in samples)
     ratios = {n: (w.data.compressibility, w.data.dedupe)

@@ -205,7 +205,7 @@ def test_disk_failure_end_to_end(tmp_path: Path) -> None:
     skip_without_fuse()
     lab_dir = tmp_path / "labs"
     try:
-        assay("lab", "create", "btrfs-raid1", "--faulty", "--devices", "2", "--size", "512MiB",
+        assay("lab", "create", "btrfs-raid1", "--faulty", "--devices", "2", "--size", "2GiB",
               "--name", "faulty", lab_dir=lab_dir)
         made = labs.load("faulty", lab_dir)
         results = tmp_path / "results"
@@ -216,7 +216,7 @@ def test_disk_failure_end_to_end(tmp_path: Path) -> None:
         _, run, steps = last_run(results)
         assert run["status"] in ("passed", "failed"), run.get("reason")
         assert [(e["name"], e["outcome"]) for e in steps] == [
-            ("disk-fails", "ok"), ("rebuild", "ok"), ("heal", "ok")]
+            ("disk-fails", "ok"), ("rebuild", "ok"), ("heal", "ok"), ("check", "ok")]
         assert steps[0]["device"] == made.devices[1] and steps[1]["new_device"] == made.spares[0]
         members = subprocess.run(["btrfs", "filesystem", "show", made.mountpoint],
                                  capture_output=True, text=True, check=True).stdout
@@ -227,6 +227,15 @@ def test_disk_failure_end_to_end(tmp_path: Path) -> None:
         rebuild = next(r for r in run["recovery"] if r["step"] == "rebuild")
         assert set(rebuild["components"]) >= {"db.data.read", "db.data.write"}
         assert {p["name"] for p in run["phases"]} >= {"before", "during", "between", "after"}
+        # integrity: every acknowledged write survived the failure and the rebuild
+        integrity = run["integrity"]
+        assert integrity["files"][0]["acknowledged"] > 500, integrity["files"]
+        assert [(p["label"], p["status"], p["checked"]) for p in integrity["passes"]] == [
+            ("check#1", "completed", 2048), ("final", "completed", 2048)]
+        assert all(p[k] == 0 for p in integrity["passes"]
+                   for k in ("lost", "stale", "corrupt", "unreadable")), integrity["passes"]
+        assert all(graded[f"integrity.{k} == 0"]["passed"]
+                   for k in ("lost", "stale", "corrupt", "unreadable"))
     finally:
         proc = assay("lab", "destroy", "--all", lab_dir=lab_dir, check=False)
     assert "stopped the fault server" in proc.stdout or "unmounted the fault server" in \

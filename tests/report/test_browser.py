@@ -300,3 +300,29 @@ def test_host_utilisation_and_the_xray_band_are_drawn(tmp_path: Path, open_repor
 def test_a_run_without_host_rows_says_so(tmp_path: Path, open_report: Any) -> None:
     page = open_report(write_report(copy_run(tmp_path))).page
     assert "No host utilisation was recorded" in page.inner_text("main")
+
+
+def test_integrity_passes_and_offsets_are_shown(tmp_path: Path, open_report: Any) -> None:
+    from assay.integrity.session import section
+    from assay.scenario.models import IntegritySpec
+
+    run_dir = copy_run(tmp_path)
+    record = json.loads((run_dir / "run.json").read_text())
+    passes = [{"label": n, "t": 20.0, "status": "completed", "checked": 4096, "blocks": 4096,
+               "ok": 4094 - i, "lost": 0, "stale": i, "corrupt": 2, "unreadable": 0,
+               "mbps": 812.5, "workloads": {"db": {"offsets": {
+                   "corrupt": [8192, 65536], **({"stale": [40960]} if i else {})},
+                   "corrupt": 2, "stale": i}}} for i, n in enumerate(("check#1", "final"))]
+    record["integrity"] = section(IntegritySpec(), True, [
+        {"workload": "db", "blocks": 4096, "block_size": 8192, "acknowledged": 900,
+         "write_errors": 0}], passes, "verified")
+    (run_dir / "run.json").write_text(json.dumps(record))
+    o = open_report(write_report(run_dir))
+    assert o.errors == []
+    rows = o.page.eval_on_selector_all("#integrity-passes tbody tr",
+                                       "rs => rs.map(r => r.innerText)")
+    assert len(rows) == 2 and rows[1].split("\t")[:7] == ["final", "0:20", "completed", "4,096",
+                                                          "0", "1", "2"]
+    text = o.page.inner_text("body")
+    assert "final: db stale at byte offsets 40960" in text
+    assert "check#1: db corrupt at byte offsets 8192, 65536" in text

@@ -20,6 +20,7 @@ from assay.actions import (
     scrub,
     snapshot,
     throttle,
+    verify,
 )
 from assay.actions.context import ActionContext
 from assay.plugins import Registry, lacks
@@ -63,6 +64,7 @@ register("pause", pause)
 register("host_fail", host_fail)
 register("host_recover", host_recover)
 register("pg_backup", pg_backup)
+register("verify", verify)
 
 
 def get(name: str) -> Action[Any]:

@@ -28,6 +28,7 @@ VERBS = {
     "lab": "lab",
     "hosts": "hosts",
     "clean": "clean",
+    "verify": "verify",
 }
 
 

@@ -30,7 +30,7 @@ def command() -> None:
       assay lab create btrfs-raid1 --devices 3 --size 1GiB
       assay run rebuild-impact --lab btrfs-raid1
       assay lab destroy btrfs-raid1
-      assay lab create btrfs-raid1 --faulty --devices 2 --name faulty
+      assay lab create btrfs-raid1 --faulty --devices 2 --size 2GiB --name faulty
       assay run disk-failure --lab faulty      # a member fails (EIO), replaced by the spare
       assay lab create cluster --hosts 3       # prints its inventory file
       assay hosts check --hosts INVENTORY

@@ -14,6 +14,7 @@ from assay.console import make_console
 from assay.exitcodes import UserError
 from assay.fio.process import parse_only
 from assay.hosts import inventory
+from assay.integrity.check import describe as integrity_line
 from assay.plan import RUN_JOB, Plan
 from assay.plan.model import DIRECT_VAR, TARGET_VAR
 from assay.scenario.units import format_duration, format_size
@@ -109,6 +110,7 @@ def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple
                            for c in plan.components],
             "steps": [s.model_dump(mode="json") for s in plan.resolved.steps],
             "thresholds": [t.text for t in plan.thresholds],
+            "integrity": integrity_line(plan.resolved, plan.streams),
             "fio_check": None if no_check else (complaint or "ok"),
             "jobfile": jobfile, "jobfiles": plan.jobfiles,
             "hosts": plan.cluster.to_json() if plan.cluster else None}, indent=2))
@@ -126,6 +128,7 @@ def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple
                 when += f" x{step.count}" if step.count else " until the end"
             con.print(f"  step {i + 1}: {step.action} {when}")
         con.print(f"dataset: {format_size(plan.dataset_bytes)} in {len(plan.files)} files")
+        con.print(f"integrity: {integrity_line(plan.resolved, plan.streams)}")
         con.print("streams:")
         for st in plan.streams:
             con.print(f"  {st.key:<20} {len(st.jobs)} fio jobs, {len(st.files)} files: "

@@ -18,6 +18,7 @@ from assay import actions as action_registry
 from assay import workloads
 from assay.fio.jobfile import fio_seconds
 from assay.hosts.inventory import Host
+from assay.integrity.check import check as check_integrity
 from assay.metrics.duetime import IOLOG_SUFFIX, paced_jobs
 from assay.metrics.summary import ComponentInfo
 from assay.plan.model import Plan, render_jobfiles
@@ -129,6 +130,7 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
              if hosts is None or t.phase_step != "host_lost"]
     issues.extend(check_steps(resolved, timed, run_seconds, ctx.notes))
     issues.extend(check_postgres(resolved, hosts is not None))
+    issues.extend(check_integrity(resolved, streams, thresholds, hosts is not None))
     if issues:
         raise ScenarioInvalid(issues)
     plan = Plan(resolved, streams, thresholds, run_seconds, sc.timeline.warmup, ctx.notes,

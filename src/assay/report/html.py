@@ -85,6 +85,7 @@ def run_data(run_dir: Path, run: RunRecord) -> dict[str, Any]:
         "hosts": rundata.host_series(run_dir),
         "host_stats": run.hosts,
         "cluster": cluster_data(run),
+        "integrity": run.integrity,
         "bands": rundata.xray_bands(run),
         # as stored: the report lists the facts the run recorded, no defaults
         "environment": sorted(flatten(run.environment.stored()).items()),

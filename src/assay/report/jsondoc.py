@@ -53,6 +53,9 @@ def summary_document(run: RunRecord, run_dir: Path) -> dict[str, Any]:
         "scenario": run.scenario.name,
         "thresholds": [t.stored() for t in run.thresholds],
         "workloads": workloads,
+        **({"integrity": {k: run.integrity.get(k) for k in (
+            "status", "lost", "stale", "corrupt", "unreadable", "workloads")}}
+           if run.integrity else {}),
         "warnings": run.warnings,
         **cluster_document(run),
     }

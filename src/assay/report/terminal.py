@@ -53,6 +53,7 @@ def print_summary(console: Console, run: RunRecord, run_dir: Path) -> None:
     _database_tables(console, run)
     _host_table(console, run)
     _phase_table(console, run)
+    _integrity_table(console, run)
     for w in run.warnings:
         console.print(f"[yellow]warning:[/] {w}")
     start, end = run.measured_window_s or (0.0, 0.0)
@@ -159,3 +160,28 @@ def _phase_table(console: Console, run: RunRecord) -> None:
                       format_latency_ms(s.lat_avg_ms), format_latency_ms(s.lat_p99_ms),
                       format_latency_ms(s.lat_max_ms), rec if i == 0 else "")
     console.print(t)
+
+
+def _integrity_table(console: Console, run: RunRecord) -> None:
+    """Integrity mode's verify passes: counts, throughput, the first offsets of problems."""
+    d = run.integrity
+    if not d:
+        return
+    kinds = ("lost", "stale", "corrupt", "unreadable")
+    t = Table(title=f"Integrity ({d.get('status', '')})", title_justify="left", show_edge=False,
+              pad_edge=False)
+    for col in ("pass", "status", "checked", *kinds, "MB/s"):
+        t.add_column(col, justify="left" if col in ("pass", "status") else "right")
+    for p in d.get("passes", []):
+        t.add_row(str(p.get("label")), str(p.get("status")), _num(p.get("checked")),
+                  *(f"[red]{p[k]}[/]" if p.get(k) else "0" for k in kinds),
+                  _num(p.get("mbps"), "{:,.1f}"))
+    console.print(t)
+    if d.get("reason"):
+        console.print(f"  {d['reason']}")
+    for p in d.get("passes", []):
+        for w, r in p.get("workloads", {}).items():
+            for k, offsets in r.get("offsets", {}).items():
+                more = " ..." if r.get(k, 0) > 10 else ""
+                console.print(f"  {p.get('label')}: {w} {k} at {', '.join(map(str, offsets[:10]))}"
+                              f"{more}")

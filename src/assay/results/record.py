@@ -276,6 +276,8 @@ class RunRecord(Record):
     # host -> utilisation over the measured window: metric means and `<metric>_max` (1 s);
     # the per-second rows are in hosts.ndjson
     hosts: dict[str, dict[str, float]] = Field(default_factory=dict)
+    # integrity mode: settings, files, verify passes, worst counts (assay.integrity.session)
+    integrity: dict[str, Any] | None = None
 
     def measured_window(self) -> tuple[float, float]:
         """[warm-up end, run end] in seconds on the series clock; from the plan while the run

@@ -102,6 +102,9 @@ class WorkloadBase(Strict):
                                                    "(a noisy neighbour arriving)")
     stop: Duration | None = Field(None, gt=0, description="when it ends, after the measured "
                                                           "start; default: with the run")
+    verify: bool | None = Field(None, description="integrity mode for this workload "
+                                                  "(docs/integrity.md); default: the scenario's "
+                                                  "`integrity`")
 
     @field_validator("dataset")
     @classmethod
@@ -208,6 +211,25 @@ class Target(Strict):
 ThresholdsSpec = dict[str, str] | list[str | dict[str, str]]
 
 
+class IntegritySpec(Strict):
+    """`integrity:` — on for every writing workload (`on`), or with settings (docs/integrity.md)."""
+
+    size: Size = Field(64 << 20, description="bytes of self-checking blocks per workload")
+    block: Size = Field(8192, description="bytes per block (a multiple of 512); 8k: a "
+                                          "database page")
+    rate: float = Field(100.0, gt=0, le=100000, description="acknowledged writes per second "
+                                                           "per workload, beside fio's load")
+    final: bool = Field(True, description="verify every block when the load ends")
+
+    @model_validator(mode="after")
+    def _shape(self) -> IntegritySpec:
+        if self.block < 512 or self.block % 512 or self.block > (1 << 20):
+            raise ValueError("`block` must be a multiple of 512 bytes, at most 1MiB")
+        if self.size < self.block:
+            raise ValueError("`size` must hold at least one block")
+        return self
+
+
 class Scenario(Strict):
     schema_version: int = 1
     name: str = Field(..., min_length=1, max_length=200)
@@ -217,6 +239,19 @@ class Scenario(Strict):
     workloads: dict[str, dict[str, Any]] = Field(..., min_length=1)
     timeline: Timeline = Field(default_factory=Timeline)
     thresholds: ThresholdsSpec = Field(default_factory=dict)
+    integrity: IntegritySpec | None = Field(None, description="integrity mode for every "
+                                                              "writing workload: on, off or "
+                                                              "settings")
+
+    @field_validator("integrity", mode="before")
+    @classmethod
+    def _integrity(cls, v: Any) -> Any:
+        """`on` / `off` (YAML reads them as booleans) or the settings."""
+        if isinstance(v, str) and v.lower() in ("on", "off", "true", "false", "yes", "no"):
+            v = v.lower() in ("on", "true", "yes")
+        if v is True:
+            return {}
+        return None if v is False else v
 
     @model_validator(mode="after")
     def _names(self) -> Scenario:

@@ -112,7 +112,7 @@ def _pooled(hit: list[ComponentInfo]) -> list[ComponentInfo]:
 def resolve(t: Threshold, components: Sequence[ComponentInfo]) -> list[ComponentInfo]:
     """The components a threshold applies to; an error when it names none. A host threshold
     applies to no component (it grades the hosts' utilisation)."""
-    if t.host:
+    if t.host or t.integrity:
         return []
     hit = [c for c in components if matches(t, c)]
     if t.target_fraction is None:
@@ -130,12 +130,18 @@ def resolve(t: Threshold, components: Sequence[ComponentInfo]) -> list[Component
 
 def evaluate(thresholds: Sequence[Threshold], components: Sequence[ComponentInfo],
              stats: Mapping[str, Stats], phases: PhaseReport | None = None,
-             hosts: Mapping[str, Mapping[str, float]] | None = None) -> list[Result]:
+             hosts: Mapping[str, Mapping[str, float]] | None = None,
+             integrity: Mapping[str, Any] | None = None) -> list[Result]:
     """`phases` grades thresholds that name a phase, and `recovery`; without it they fail.
-    `hosts` (host -> utilisation statistics) grades host thresholds; without it (a live
-    check) they wait for the verdict."""
+    `hosts` (host -> utilisation statistics) grades host thresholds and `integrity` (run.json's
+    section, {} when none was made) integrity thresholds; without them (a live check) they
+    wait for the verdict."""
     results = []
     for t in thresholds:
+        if t.integrity:
+            if integrity is not None:
+                results.append(integrity_result(t, integrity))
+            continue
         if t.host:
             if hosts is not None:
                 results.extend(_host(t, hosts))
@@ -187,6 +193,24 @@ def _host(t: Threshold, hosts: Mapping[str, Mapping[str, float]]) -> list[Result
                           observed is not None and t.holds(observed, t.value),
                           "" if observed is not None else "not measured on this host"))
     return out
+
+
+def integrity_result(t: Threshold, section: Mapping[str, Any]) -> Result:
+    """The worst count over the run's verify passes; no complete pass is a failure, never a
+    silent pass (an interrupted pass saw part of the data only)."""
+    assert t.value is not None
+    what = f"integrity.{t.selector[1]}" if len(t.selector) > 1 else "integrity"
+    if not any(p.get("status") == "completed" for p in section.get("passes", [])):
+        return Result(t, what, None, t.value, False, "no complete verify pass ran")
+    source = section.get("workloads", {}).get(t.selector[1], {}) if len(t.selector) > 1 \
+        else section
+    observed = source.get(t.metric)
+    if observed is None:
+        return Result(t, what, None, t.value, False, "this workload was not verified")
+    offsets = [o for p in section.get("passes", []) for w in p.get("workloads", {}).values()
+               for o in w.get("offsets", {}).get(t.metric, [])]
+    note = f"first at offset {offsets[0]}" if offsets else ""
+    return Result(t, what, float(observed), t.value, t.holds(float(observed), t.value), note)
 
 
 def band(target: float) -> tuple[float, float]:

@@ -67,6 +67,13 @@ HOST_METRICS: dict[str, str] = {
     "net_rx_mbps": "host network received, all NICs, MB/s",
     "net_tx_mbps": "host network sent, all NICs, MB/s",
 }
+INTEGRITY_METRICS: dict[str, str] = {
+    "lost": "blocks with no valid block where an acknowledged write should be (worst pass)",
+    "stale": "blocks holding an older generation than acknowledged (worst pass)",
+    "corrupt": "blocks whose checksum or address is wrong (worst pass)",
+    "unreadable": "blocks the verify pass could not read (EIO; worst pass)",
+}
+INTEGRITY = "integrity"  # the selector of integrity-mode thresholds (docs/integrity.md)
 HOST = "host"  # the selector of host thresholds (a workload cannot be graded under this name)
 PHASES = ("before", "during", "between", "after")
 LATENCY = {m for m in METRICS if m.startswith("lat_")}
@@ -118,6 +125,11 @@ class Threshold:
         """A host utilisation threshold (`host.cpu_pct < 80`)."""
         return bool(self.selector) and self.selector[0] == HOST
 
+    @property
+    def integrity(self) -> bool:
+        """An integrity-mode threshold (`integrity.corrupt == 0`)."""
+        return bool(self.selector) and self.selector[0] == INTEGRITY
+
     def holds(self, observed: float, bound: float) -> bool:
         return OPS[self.op](observed, bound)
 
@@ -131,8 +143,8 @@ def parse(text: str, source: str = "") -> Threshold:
     if p:
         phase = p["phase"] + (f" {p['step']}" if p["step"] else "")
         inner = parse(p["rest"], source)
-        if inner.host:
-            raise ThresholdError(f"{text!r}: host thresholds grade the whole measured window")
+        if inner.host or inner.integrity:
+            raise ThresholdError(f"{text!r}: {inner.selector[0]} thresholds grade the whole run")
         if inner.metric == "recovery" and p["phase"] in ("before", "between"):
             raise ThresholdError(f"{text!r}: recovery is measured after events; use "
                                  f"`after [STEP]` or no phase")
@@ -156,6 +168,8 @@ def parse(text: str, source: str = "") -> Threshold:
     metric = parts[-1]
     if parts[0] == HOST:
         return _host(parts, m, text, source)
+    if parts[0] == INTEGRITY:
+        return _integrity(parts, m, text, source)
     if metric not in METRICS:
         raise ThresholdError(f"unknown metric {metric!r} in {text!r} "
                              f"(known: {', '.join(METRICS)})")
@@ -191,6 +205,16 @@ def _host(parts: list[str], m: re.Match[str], text: str, source: str) -> Thresho
     if not v or (v["unit"] and v["unit"] != "%"):
         raise ThresholdError(f"{text!r}: a host metric takes a plain number, e.g. 80")
     return Threshold(tuple(parts[:-1]), metric, m["op"], float(v["num"]), None, _norm(m),
+                     source)
+
+
+def _integrity(parts: list[str], m: re.Match[str], text: str, source: str) -> Threshold:
+    v = _VALUE.match(m["val"].strip())
+    if len(parts) not in (2, 3) or parts[-1] not in INTEGRITY_METRICS or not v or v["unit"]:
+        raise ThresholdError(f"{text!r}: an integrity threshold is `integrity[.WORKLOAD].METRIC "
+                             f"OP count`, METRIC one of {', '.join(INTEGRITY_METRICS)}, e.g. "
+                             f"`integrity.corrupt == 0`")
+    return Threshold(tuple(parts[:-1]), parts[-1], m["op"], float(v["num"]), None, _norm(m),
                      source)
 
 

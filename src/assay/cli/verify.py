@@ -1,0 +1,76 @@
+"""`assay verify`: a checksum pass over a finished run's integrity blocks."""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+from pathlib import Path
+from typing import Any
+
+import click
+
+from assay.cli.common import find_run, results_option
+from assay.console import make_console
+from assay.exitcodes import ExitCode
+from assay.integrity.block import PROBLEMS
+from assay.integrity.offline import RESULT, verify_run
+
+EXIT = {"passed": ExitCode.PASSED, "failed": ExitCode.FAILED,
+        "interrupted": ExitCode.INTERRUPTED, "running": ExitCode.ABORTED}
+
+
+@click.command("verify")
+@click.argument("run", default="last")
+@click.option("--json", "json_mode", is_flag=True, help="Print the result as JSON.")
+@results_option
+def command(run: str, json_mode: bool, results: Path | None) -> None:
+    """Check every integrity block of RUN (an id, a prefix, a path or `last`) against the
+    journal of acknowledged writes the run kept, like Jetstress' closing checksum pass.
+
+    \b
+    Reports the blocks lost, stale, corrupt and unreadable (first 100 offsets each), the
+    throughput of the pass, and a verdict; writes RUN/verify.json. Ctrl-C stops the pass and
+    leaves verify.json with status `interrupted` and what was counted so far.
+    Exit: 0 every block ok, 1 a problem found, 130 interrupted, 2 nothing to verify.
+
+    \b
+      assay run disk-failure --lab faulty
+      assay verify last
+    """
+    path, record = find_run(run, results)
+    stop = threading.Event()
+
+    def interrupt(signum: int, frame: Any) -> None:
+        stop.set()
+
+    old = {s: signal.signal(s, interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        doc = verify_run(path, record, stop)
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+    if json_mode:
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        _print(doc, path)
+    raise SystemExit(int(EXIT.get(doc["status"], ExitCode.ABORTED)))
+
+
+def _print(doc: dict[str, Any], path: Path) -> None:
+    con = make_console()
+    p = doc["pass"]
+    colour = {"passed": "green", "failed": "red"}.get(doc["status"], "yellow")
+    con.print(f"[bold {colour}]{doc['status'].upper()}[/]  verify {doc['run']}: "
+              f"{p['checked']} of {p['blocks']} blocks checked, {p['mbps']:g} MB/s "
+              f"({p['bytes'] / 1e6:.1f} MB in {p['seconds']:g}s)")
+    for k in PROBLEMS:
+        n = p[k.value]
+        if not n:
+            continue
+        offsets = [f"{w}@{o}" for w, r in p["workloads"].items()
+                   for o in r["offsets"].get(k.value, [])][:10]
+        con.print(f"  {k.value}: {n}  first at {', '.join(offsets)}")
+    if p.get("reason"):
+        con.print(f"  {p['reason']}")
+    con.print(f"result: {path / RESULT}")

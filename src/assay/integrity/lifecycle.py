@@ -1,0 +1,31 @@
+"""The engine's hooks into integrity mode: a session for a plan, and its end whatever ends the
+run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from assay.integrity.check import writing
+from assay.integrity.session import Session, settings
+from assay.plan import Plan
+
+
+def open_session(plan: Plan, run_id: str, directory: Path, run_dir: Path,
+                 direct: bool) -> Session | None:
+    """The run's session, or None when no workload is in integrity mode."""
+    spec, chosen = settings(plan.resolved, writing(plan.streams))
+    if not chosen:
+        return None
+    return Session(run_id, spec, chosen, directory, run_dir, direct, plan.scenario.seed)
+
+
+def close(session: Session, status: str) -> dict[str, Any]:
+    """Stop the writers if the load did not (an interrupted or aborted run) and the section for
+    run.json; a run that ended early is not verified, and says how to do it later."""
+    session.stop()
+    if not session.passes and session.writers:
+        session.status = "not verified"
+        session.reason = (f"the run was {status} before the final pass; `assay verify RUN` "
+                          f"checks the blocks while the target keeps them")
+    return session.record()

@@ -1,0 +1,99 @@
+"""`assay verify RUN`: a Jetstress-style checksum pass over a finished run's integrity blocks,
+against the journal the run left, with its throughput and a verdict, into RUN/verify.json.
+
+verify.json is written when the pass starts (status `running`), then with the outcome:
+`passed` (every block ok), `failed` (a block lost, stale, corrupt or unreadable), or
+`interrupted` (Ctrl-C, SIGTERM: the counts of what was read so far, no verdict on the rest).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from assay.exitcodes import UserError
+from assay.integrity.area import Area, aligned, open_file
+from assay.integrity.block import HEADER, MAGIC, PROBLEMS
+from assay.integrity.journal import Journal
+from assay.integrity.verify import run_pass
+from assay.results.record import RunRecord
+
+RESULT = "verify.json"
+SCHEMA_VERSION = 1
+
+
+def load(run_dir: Path, record: RunRecord) -> tuple[list[Area], dict[str, Any], bool]:
+    """The run's integrity files and journals; a UserError when they cannot be checked."""
+    section = record.integrity
+    if not section or not section.get("files"):
+        raise UserError(f"run {run_dir.name} was not in integrity mode: nothing to verify "
+                        f"(`integrity: on` in the scenario, or `verify: true` on a workload)")
+    target = Path(record.target.path or "")
+    if record.target.removed:
+        raise UserError(f"run {run_dir.name} wrote to a temporary directory that was removed "
+                        f"when it ended; run with --keep (or a target path) to verify later")
+    areas = [Area.from_json(f, target) for f in section["files"]]
+    gens = {}
+    for a, f in zip(areas, section["files"], strict=True):
+        if not a.path.is_file():
+            raise UserError(f"{a.path}: the integrity file of workload {a.workload!r} is gone "
+                            f"(the target was removed or cleaned)")
+        if a.path.stat().st_size < a.size:
+            raise UserError(f"{a.path}: {a.path.stat().st_size} bytes, the run wrote {a.size}")
+        _same_writer(a)
+        journal = run_dir / str(f["journal"])
+        try:
+            gens[a.workload] = Journal.load(journal.parent, journal.name, a.blocks).gens
+        except (OSError, ValueError) as e:
+            raise UserError(f"the journal of workload {a.workload!r} is unreadable: {e}") \
+                from None
+    return areas, gens, bool(section.get("direct", True))
+
+
+def _same_writer(a: Area) -> None:
+    """Refuse a file that a later run has rewritten: its blocks would all look misplaced."""
+    fd, _ = open_file(a.path, os.O_RDONLY, True)
+    buf = aligned(a.block)
+    try:
+        os.preadv(fd, [buf], 0)
+        magic, _, _, writer, _ = HEADER.unpack_from(buf, 0)
+    except OSError:
+        return  # the pass reports it unreadable
+    finally:
+        buf.close()
+        os.close(fd)
+    if magic == MAGIC and writer != a.writer:
+        raise UserError(f"{a.path} now holds another run's blocks (writer {writer:x}, this run "
+                        f"{a.writer:x}): a later run on the same target rewrote it")
+
+
+def verify_run(run_dir: Path, record: RunRecord, stop: threading.Event,
+               progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    areas, gens, direct = load(run_dir, record)
+    started = time.time()
+    doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "run": run_dir.name,
+                           "started": started, "status": "running",
+                           "files": [str(a.path) for a in areas]}
+    _write(run_dir, doc)
+    result = run_pass(areas, gens, direct, "assay verify", None, None, stop, progress)
+    if result["status"] == "interrupted" and stop.is_set():
+        result["reason"] = "interrupted by the user"
+    problems = sum(int(result[p.value]) for p in PROBLEMS)
+    if result["status"] == "completed":
+        doc["status"] = "failed" if problems else "passed"
+    else:
+        doc["status"] = result["status"]  # interrupted or failed: no verdict on the rest
+    doc.update({"ended": time.time(), "pass": result})
+    _write(run_dir, doc)
+    return doc
+
+
+def _write(run_dir: Path, doc: dict[str, Any]) -> None:
+    tmp = run_dir / f".{RESULT}.tmp"
+    tmp.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+    os.replace(tmp, run_dir / RESULT)
