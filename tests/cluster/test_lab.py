@@ -139,7 +139,7 @@ def test_kill_9_of_assay_leaves_no_fio_on_any_host(cluster: Cluster,  # noqa: F8
     proc = subprocess.Popen([sys.executable, "-m", "assay", "run", str(scenario), "--hosts",
                              cluster.inventory, "--results", str(results)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    run_id, deadline = "", time.monotonic() + 30
+    run_id, deadline = "", time.monotonic() + 60
     while time.monotonic() < deadline:  # until the load runs on every host
         runs = list(results.glob("*/series.ndjson"))
         if runs and runs[0].stat().st_size:
