@@ -214,3 +214,20 @@ def test_no_status_interval_and_extra_args(monkeypatch: pytest.MonkeyPatch,
     assert fio.args == [str(exe), "--output-format=json+", str(tmp_path / "job.fio"),
                         "--section=x"]
     assert process.find_fio() == str(exe)
+
+
+@needs_fio
+def test_fios_raw_output_is_kept_up_to_a_cap_then_its_last_document(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A day of json+ dumps would be tens of GB: past the cap only the final result is kept."""
+    monkeypatch.setattr(process, "RAW_CAP", 3000)  # about one status dump
+    fio = FioProcess(job(tmp_path, IDLE_JOB.format(runtime="3s")), tmp_path,
+                     status_interval=1)
+    fio.start()
+    docs = [d for d in fio.documents(poll=0.1) if d is not None]
+    assert fio.wait() == 0 and len(docs) >= 3
+    saved = fio.stdout_path.read_text()
+    head, _, last = saved.partition("# assay: fio's output past")
+    assert last, "the cap was not applied"
+    assert len(head) < 3000 + 10_000  # the line that crossed the cap, no more
+    assert json.loads(last.split("\n", 1)[1]) == docs[-1]  # the whole run's result

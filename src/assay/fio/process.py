@@ -7,6 +7,7 @@ saved too, since that is where fio says why it died.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -19,6 +20,10 @@ from typing import IO, Any
 
 from assay.exitcodes import UserError
 from assay.fio.jsonstream import DocumentQueue, JsonStream
+
+# fio's raw output kept verbatim up to this size (a json+ dump a second is about 0.5 MB for a
+# dozen jobs): past it, only its last document, the whole run's result
+RAW_CAP = 64 << 20
 
 
 def find_fio() -> str:
@@ -109,20 +114,29 @@ class FioProcess:
             raw = open(self.stdout_path, "w", encoding="utf-8")  # noqa: SIM115
         except OSError as e:
             self.write_error = f"cannot keep fio's output: {e.strerror}: {self.stdout_path}"
+        kept, last = 0, None
         for line in self.proc.stdout:
-            if raw is not None:
+            if raw is not None and kept < RAW_CAP:
                 try:
                     raw.write(line)
+                    kept += len(line)
+                    if kept >= RAW_CAP:  # every second is in the samples; bound the disk
+                        raw.write(f"\n# assay: fio's output past {RAW_CAP >> 20} MiB is not "
+                                  f"kept verbatim; its last document follows\n")
                 except OSError as e:  # a full results disk: keep reading fio, say so after
                     self.write_error = f"cannot keep fio's output: {e.strerror}: " \
                                        f"{self.stdout_path}"
                     raw = None
             for doc in self.stream.feed(line):
+                last = doc
                 self._docs.put(doc)
         for doc in self.stream.close():
+            last = doc
             self._docs.put(doc)
         if raw is not None:
             with contextlib.suppress(OSError):
+                if kept >= RAW_CAP and last is not None:
+                    raw.write(json.dumps(last, indent=2) + "\n")
                 raw.close()
         self._docs.end()
 
