@@ -24,5 +24,5 @@ def test_the_key_table_names_real_keys():
             for k in re.findall(r"`(\w+)`", row)}
     assert keys and keys <= set(Params.model_fields)
     assert set(Params.model_fields) - {"kind", "data", "access", "load", "prefill", "host",
-                                       "hosts", "count_per_host", "stagger",
+                                       "hosts", "count_per_host", "stagger", "verify",
                                        "start", "stop"} <= keys

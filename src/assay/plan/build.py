@@ -134,7 +134,9 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
     if issues:
         raise ScenarioInvalid(issues)
     plan = Plan(resolved, streams, thresholds, run_seconds, sc.timeline.warmup, ctx.notes,
-                intended_note=log_due_times(streams, sc.timeline.warmup + run_seconds),
+                intended_note=log_due_times(streams, sc.timeline.warmup + run_seconds)
+                if hosts is None else "not computed: a cluster run reads no issue logs from "
+                                      "its hosts (an unread log would grow without limit)",
                 host_thresholds=host_thresholds)
     if hosts is None:
         return replace(plan, jobfiles=render_jobfiles(plan))
