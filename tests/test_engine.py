@@ -14,7 +14,9 @@ from rich.console import Console
 
 from assay.engine import Engine, Outcome, RunOptions
 from assay.plan import Plan, load
+from assay.results.record import parse_record
 from assay.results.rundir import read_json, read_ndjson
+from assay.run_options import Interrupted
 from assay.runners import ReplayRunner
 
 REPLAY = Path(__file__).parent / "fixtures" / "replay"
@@ -120,3 +122,28 @@ def test_a_warmup_longer_than_the_measured_time_is_warned(tmp_path):
     run = read_json(out.run_dir / "run.json")
     assert any("warm-up (5s) is longer than the measured time (3s)" in w
                for w in run["warnings"])
+
+
+class RejectingRunner(ReplayRunner):
+    def check_job(self, name, env):
+        return "unknown option 'bogus'"
+
+
+class InterruptedRunner(ReplayRunner):
+    def write_job(self, name, text):  # Ctrl-C while the run is being prepared
+        raise Interrupted()
+
+
+@pytest.mark.parametrize(("runner", "status", "reason"), [
+    (RejectingRunner, "aborted", "fio rejected the job file: unknown option 'bogus'"),
+    (InterruptedRunner, "interrupted", "interrupted by the user"),
+])
+def test_a_run_ended_while_it_is_prepared_leaves_a_readable_record(tmp_path, runner, status,
+                                                                    reason):
+    plan = load(str(REPLAY / "scenario.yaml"))
+    opts = RunOptions(tmp_path / "results", runner=functools.partial(runner, REPLAY / "steady"))
+    out = Engine(plan, opts, Console(file=io.StringIO())).execute()
+    assert (out.status, out.reason) == (status, reason)
+    run = parse_record(read_json(out.run_dir / "run.json"))
+    assert run.status == status and run.scenario.name == plan.name
+    assert not run.thresholds and all(s.ios == 0 for s in run.stats.values())

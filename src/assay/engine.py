@@ -52,6 +52,7 @@ from assay.run_options import (
     Timeline,
     default_timeline,
     on_signal,
+    signals_held,
 )
 from assay.runinfo import initial_record
 from assay.runners import FioRun, Runner
@@ -132,7 +133,11 @@ class Engine:
         if not plan.scenario.target.device:
             check_files(directory, [n for n, _ in plan.files], self.opt.force)
         self.env = variables(directory.resolve(), direct)
-        self.run_dir = rd = RunDir.create(self.opt.results_root, plan.name)
+        with signals_held():  # from its first instant, the run directory holds a record
+            self.run_dir = rd = RunDir.create(self.opt.results_root, plan.name)
+            self.info = initial_record(plan, rd.id, self.platform, directory, direct,
+                                       self.opt.parent, self.env)
+            rd.write_record(parse_record(self.info))
         rd.write_text("scenario.yaml", plan.resolved.text)
         self.streams = RunStreams(rd.path)
         self.runner = runner = self.opt.runner(LOCAL, rd.host_dir(LOCAL))
@@ -145,8 +150,6 @@ class Engine:
         complaint = runner.check_job(RUN_JOB, self.env) if plan.jobs else None
         if complaint:
             raise RunAborted(f"fio rejected the job file: {complaint}")
-        self.info = initial_record(plan, rd.id, self.platform, directory, direct,
-                                   self.opt.parent, self.env)
         self.sidecars.check()  # PostgreSQL installed, before any IO
         if not direct:
             self._warn("the target does not support O_DIRECT: IO goes through the page cache "

@@ -7,6 +7,7 @@ load itself goes through the engine's own loop, the RunnerGroup standing for one
 from __future__ import annotations
 
 import functools
+import shutil
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -20,7 +21,7 @@ from assay.plan import PREFILL_JOB, Plan
 from assay.platforms.base import Platform
 from assay.results.record import parse_record
 from assay.results.rundir import RunDir
-from assay.run_options import RunOptions
+from assay.run_options import RunOptions, signals_held
 from assay.runinfo import initial_record
 from assay.runners import LocalRunner
 from assay.runners.ssh import ssh_runner
@@ -45,17 +46,16 @@ def open_run(plan: Plan, opt: RunOptions, platform: Platform, console: Console) 
         group = RunnerGroup.open(plan, factory, rd, direct, opt.force)
     except BaseException:
         rd.close()
-        import shutil
-
         shutil.rmtree(rd.path, ignore_errors=True)  # nothing ran: no run to keep
         raise
     try:
-        info = initial_record(plan, rd.id, platform, rd.path, direct, opt.parent, {})
-        info["target"] = {"platform": "hosts", "direct_io": direct,
-                          "dataset_bytes": plan.dataset_bytes,
-                          "hosts": {h: hp.host.path for h, hp in plan.cluster.hosts.items()}}
-        info["cluster"] = group.record()
-        rd.write_record(parse_record(info))
+        with signals_held():  # the hosts are ready: the run directory gets its record
+            info = initial_record(plan, rd.id, platform, rd.path, direct, opt.parent, {})
+            info["target"] = {"platform": "hosts", "direct_io": direct,
+                              "dataset_bytes": plan.dataset_bytes,
+                              "hosts": {h: hp.host.path for h, hp in plan.cluster.hosts.items()}}
+            info["cluster"] = group.record()
+            rd.write_record(parse_record(info))
     except BaseException:
         group.close()
         raise
