@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from array import array
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -107,20 +108,53 @@ def _last_line(text: Any) -> str:
     return lines[-1].strip()[:300] if lines else ""
 
 
-def per_second(run_dir: Path) -> dict[str, dict[str, list[Any]]]:
-    """component -> {"t": [...], "dt": [...], "phase": [...], metric: [...]} (series.ndjson)."""
-    out: dict[str, dict[str, list[Any]]] = {}
-    keys = ("t", "dt", "phase", *CHART_METRICS)
+class Column:
+    """Numbers as 8-byte doubles, None kept as NaN: a day of 16 series is ~1.4 M rows, and as
+    Python lists of floats its columns alone would take ~400 MB (docs/results.md)."""
+
+    __slots__ = ("_a",)
+
+    def __init__(self, values: Iterable[float | None] = ()):
+        self._a = array("d", (math.nan if v is None else v for v in values))
+
+    def append(self, v: Any) -> None:
+        self._a.append(float(v) if isinstance(v, int | float) else math.nan)
+
+    def __len__(self) -> int:
+        return len(self._a)
+
+    def __iter__(self) -> Iterator[float | None]:
+        return (None if v != v else v for v in self._a)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [None if v != v else v for v in self._a[i]]
+        v = self._a[i]
+        return None if v != v else v
+
+
+def per_second(run_dir: Path) -> dict[str, dict[str, Any]]:
+    """component -> {"t": [...], "dt": [...], "phase": [...], metric: [...]} (series.ndjson);
+    numbers in compact columns (Column), phases as a list of (shared) names."""
+    out: dict[str, dict[str, Any]] = {}
+    numbers = ("t", "dt", *CHART_METRICS)
     for row in series_rows(run_dir):
         c = row.get("c")
         if not isinstance(c, str) or not isinstance(row.get("t"), int | float):
             continue
         cols = out.get(c)
         if cols is None:
-            cols = out[c] = {k: [] for k in keys}
-        for k in keys:
+            cols = out[c] = {k: Column() for k in numbers}
+            cols["phase"] = []
+        for k in numbers:
             cols[k].append(row.get(k))
+        phase = row.get("phase")
+        cols["phase"].append(_PHASES.setdefault(phase, phase) if isinstance(phase, str)
+                             else phase)
     return out
+
+
+_PHASES: dict[str, str] = {}  # one string per phase name, however many rows carry it
 
 
 def chart_series(cols: dict[str, dict[str, list[Any]]],
