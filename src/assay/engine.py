@@ -319,7 +319,11 @@ class Engine:
         close = getattr(self.runner, "close", None)
         if close is not None:  # nothing left running on any host
             close()
-        measured = self.streams.close() if self.streams else 0
+        try:
+            measured = self.streams.close() if self.streams else 0
+        except OSError as e:  # the last seconds could not be written: a full results disk
+            measured = self.streams.samples.rows if self.streams else 0
+            status, reason = "aborted", self._unwritten(reason, e, rd.path)
         samples = StoredRows(rd.path, "samples", measured)  # read back, not held in memory
         v = grade(self.plan, samples, steps, logs, read_rows(rd.path, "hosts"),
                   due_latency(rd.path, due_windows(self.plan)), self.info.get("integrity"))
@@ -349,10 +353,7 @@ class Engine:
             rd.event("run", outcome=status, reason=reason)
             rd.write_record(parse_record(self.info))
         except OSError as e:  # a full or read-only results disk ends the run, said plainly
-            status = "aborted"
-            reason = (f"{reason}; " if reason else "") + \
-                f"could not write the results: {e.strerror or e}: {e.filename or rd.path}"
-            self.console.print(f"[red]error:[/] {reason}")
+            status, reason = "aborted", self._unwritten(reason, e, rd.path)
         finally:
             with contextlib.suppress(OSError):
                 rd.close()
@@ -366,6 +367,14 @@ class Engine:
             self.console.print(f"[yellow]warning:[/] could not write report.html: {e}")
         self.console.print(f"run directory: {format_size(directory_bytes(rd.path))} ({rd.path})")
         return Outcome(status, rd.path, reason, v.stats, v.results)
+
+    def _unwritten(self, reason: str, e: OSError, path: Path) -> str:
+        said = f"could not write the results: {e.strerror or e}: {e.filename or path}"
+        if said in reason:
+            return reason
+        reason = (f"{reason}; " if reason else "") + said
+        self.console.print(f"[red]error:[/] {reason}")
+        return reason
 
     def _cleanup(self) -> None:
         if self.sidecars:  # before the lock, the target and the cgroup go: its server runs there

@@ -275,9 +275,16 @@ class RunStreams:
         self.samples.append(samples)
 
     def close(self) -> int:
-        """Returns how many samples were recorded."""
+        """Returns how many samples were recorded; every log is closed even when one fails
+        (a full disk), and the first failure is raised then."""
+        failure: OSError | None = None
         for log in (self.series, self.samples, self.hosts):
-            log.close()
+            try:
+                log.close()
+            except OSError as e:
+                failure = failure or e
+        if failure:
+            raise failure
         return self.samples.rows
 
 
