@@ -9,7 +9,7 @@ import pytest
 
 from assay.hosts import inventory
 from assay.plan import RUN_JOB
-from assay.plan.build import plan_text
+from assay.plan.build import load, plan_text
 from assay.plan.placement import PlacementError, select
 from assay.scenario.yamlsource import ScenarioInvalid
 
@@ -117,3 +117,10 @@ def test_a_placement_error_names_the_workload_and_its_line():
     with pytest.raises(ScenarioInvalid, match="'n9' is not one"):
         plan_text(scenario(steps=", steps: [{action: host_fail, at: 2s, host: n9}]"),
                   "s.yaml", hosts=HOSTS)
+
+
+def test_a_cluster_scenario_without_an_inventory_says_how_to_get_one():
+    with pytest.raises(ScenarioInvalid) as e:
+        load("node-failure")
+    assert e.value.issues and all("--hosts FILE" in i.message and "assay lab create cluster"
+                                  in i.message for i in e.value.issues)

@@ -35,6 +35,10 @@ from assay.thresholds.grammar import Threshold, ThresholdError
 from assay.thresholds.presets import jetstress_for
 from assay.workloads.base import BuildContext, Stream
 
+# what a cluster-only scenario planned without an inventory is told, once per place
+GIVE_HOSTS = ("give --hosts FILE (an Ansible inventory; `assay lab create cluster --hosts 3` "
+              "makes one on this machine)")
+
 # Adjusts the validated target before the job files are rendered (--path, --lab)
 TargetEdit = Callable[[Target], None]
 
@@ -79,11 +83,11 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
     for name, params in resolved.workloads.items():
         if hosts is None and params.hosts is not None:
             issues.append(src.issue(("workloads", name, "hosts"), "placement on hosts needs an "
-                                    "inventory: give --hosts FILE"))
+                                    f"inventory: {GIVE_HOSTS}"))
         if hosts is None and not is_local(params.host):
             issues.append(src.issue(("workloads", name, "host"), f"{params.host!r} is not this "
-                                    f"machine: give an inventory with --hosts FILE to run "
-                                    f"across hosts, or remove `host` to run here"))
+                                    f"machine: to run across hosts, {GIVE_HOSTS}; or remove "
+                                    f"`host` to run here"))
         if params.kind == "fio":
             params = params.model_copy(update={"base_dir": str(base_dir or Path.cwd())})
         module = workloads.kind_module(params.kind)
@@ -110,8 +114,7 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
     entries = sc.thresholds.items() if isinstance(sc.thresholds, dict) \
         else enumerate(sc.thresholds)
     if hosts is None and any(host_level(k, v)[2] is None for k, v in entries):
-        issues.append(src.issue(("thresholds",), "start_skew grades a cluster run: give "
-                                "--hosts FILE"))
+        issues.append(src.issue(("thresholds",), f"start_skew grades a cluster run: {GIVE_HOSTS}"))
     for i, step in enumerate(resolved.steps):
         if step.action in ("host_fail", "host_recover"):
             down = str(getattr(step, "host", ""))
@@ -121,10 +124,10 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
                                         f"{step.action} needs one host of the inventory (a name "
                                         f"or an index): {down!r} is not one"
                                         if hosts is not None else
-                                        f"{step.action} needs a cluster run: give --hosts FILE"))
+                                        f"{step.action} needs a cluster run: {GIVE_HOSTS}"))
     if host_thresholds and hosts is None:
-        issues.append(src.issue(("thresholds",), "each_host thresholds need an inventory: "
-                                "give --hosts FILE"))
+        issues.append(src.issue(("thresholds",),
+                                f"each_host thresholds need an inventory: {GIVE_HOSTS}"))
     # a cluster run's detected host losses are timeline events too: `after host_lost`
     timed = [t for t in thresholds + host_thresholds
              if hosts is None or t.phase_step != "host_lost"]
