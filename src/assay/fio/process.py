@@ -54,11 +54,12 @@ def parse_only(jobfile: Path, env: dict[str, str] | None = None) -> str | None:
 # Ends fio and its job processes once the process that started it is gone, even by SIGKILL,
 # which no handler of ours sees. The job processes are each in a session of their own, and fio
 # itself dies at once of a broken pipe when we do, orphaning them: so the guard notes them as
-# fio's children while it watches (twice a second; a dead fio, unreaped, has none), and kills
-# those it noted.
+# fio's children while it watches (twice a second; a dead fio, unreaped, has none), freezes
+# fio to list them once more (jobs forked since the last look), and kills them all.
 _GUARD = ('kids=""; while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do '
           'k=$(pgrep -d " " -P "$2") && kids=$k; sleep 0.5; done; '
-          'kill -0 "$1" 2>/dev/null || kill -KILL "$2" $kids 2>/dev/null')
+          'kill -0 "$1" 2>/dev/null && exit 0; kill -STOP "$2" 2>/dev/null; '
+          'k=$(pgrep -d " " -P "$2") && kids="$kids $k"; kill -KILL "$2" $kids 2>/dev/null')
 
 
 def watchdog(pid: int) -> subprocess.Popen[bytes]:

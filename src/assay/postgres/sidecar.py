@@ -130,9 +130,12 @@ class PostgresLoad:
         self.warnings = caching(self.name, dataset["database_bytes"], sb)
 
     def _remember(self) -> None:
-        (self.state / "cluster.json").write_text(json.dumps(
+        # whole or not at all: a later run cleaning up after a crash reads it
+        tmp = self.state / "cluster.json.tmp"
+        tmp.write_text(json.dumps(
             {"data": str(self.work), "wal": str(self.waldir) if self.waldir else None,
              "pid": self.cluster.pid if self.cluster else None}, indent=1) + "\n")
+        tmp.replace(self.state / "cluster.json")
 
     def argv(self) -> list[str]:
         assert self.cluster is not None

@@ -9,10 +9,11 @@ killed even by SIGKILL). The script:
   integer nanoseconds (`date +%s%N`), in two steps (to 0.1 s before, then the rest), so
   hosts started with the same instant begin within a few milliseconds;
 - reports on stderr when fio starts (the host's clock) and its pid, then fio's exit status;
-- guards fio's job processes: fio forks them and each calls setsid, so ending fio's group
-  does not reach them. A guard notes fio's children twice a second and, when the session
-  ends (the group gets SIGTERM), kills fio and every child it noted: what the local guard
-  (assay.fio.process) does for a local fio.
+- guards fio's job processes: fio forks them and each calls setsid, so ending a group does
+  not reach them. fio runs in a session of its own; a guard notes its children twice a
+  second and, when the session ends (the script's group gets SIGTERM), freezes fio (no new
+  child, no exit that would orphan one), lists its children once more and kills fio and
+  every child it noted: what the local guard (assay.fio.process) does for a local fio.
 
 Those report lines are taken out of stderr; everything else fio (or ssh) writes is kept, as
 FioProcess keeps it: stdout in <stem>.out.json, verbatim, stderr in <stem>.stderr.txt.
@@ -45,9 +46,11 @@ START = (
     'if [ "$at" -gt 0 ]; then d=$((at - $(date +%s%N))); '
     'if [ "$d" -gt 200000000 ]; then nap $((d - 100000000)); d=$((at - $(date +%s%N))); fi; '
     'if [ "$d" -gt 0 ]; then nap "$d"; fi; fi; '
-    't=$(date +%s.%N); "$@" & f=$!; '
+    # fio in a session of its own, so that the group's TERM reaches only the guard: fio
+    # cannot end, orphaning job processes it just forked, before the guard has listed them
+    't=$(date +%s.%N); setsid "$@" & f=$!; '
     f'echo "{MARK} started=$t pid=$f" >&2; '
-    '( trap \'k=$(pgrep -d " " -P "$f") && kids="$kids $k"; '
+    '( trap \'kill -STOP "$f" 2>/dev/null; k=$(pgrep -d " " -P "$f") && kids="$kids $k"; '
     'kill -KILL "$f" $kids 2>/dev/null; exit 0\' TERM; '
     'kids=""; while kill -0 "$f" 2>/dev/null; do '
     'k=$(pgrep -d " " -P "$f") && kids=$k; sleep 0.5; done ) >/dev/null 2>&1 & g=$!; '
