@@ -265,7 +265,7 @@ class Engine:
         return fio_outcome(rc, fio)
 
     def _issue_logs(self) -> IssueLogReader | None:
-        """Reads the fixed-rate jobs' issue logs from named pipes as fio writes them."""
+        """Reads the fixed-rate jobs' issue logs as fio writes them (metrics/duetime.py)."""
         assert self.run_dir and self.runner
         jobs = paced_jobs({n: self.plan.jobs[n].options for n in self.plan.jobs
                            if "write_iolog" in self.plan.jobs[n].options})

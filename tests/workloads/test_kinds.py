@@ -104,6 +104,17 @@ def test_user_fio_job_file(tmp_path):
     assert "runtime" not in job.options
 
 
+
+def test_a_user_fixed_rate_job_without_one_schedule_is_named_in_the_due_time_note(tmp_path):
+    (tmp_path / "mine.fio").write_text("[global]\nbs=8k\nrate_iops=200\n[paced]\nrw=randread\n"
+                                       "[mixed]\nrw=randrw\nrwmixread=70\n")
+    p = plan_text("name: t\nworkloads:\n  w: {kind: fio, job: mine.fio, dataset: 64MiB}\n",
+                  "t.yaml", tmp_path)
+    logged = {j.name for s in p.streams for j in s.jobs if "write_iolog" in j.options}
+    assert logged == {"w.paced"}
+    assert p.intended_note.startswith("from fio's issue logs")
+    assert "not for w.mixed:" in p.intended_note and "w.paced" not in p.intended_note
+
 @pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 @pytest.mark.parametrize("name", sorted(builtin_scenarios()))
 def test_fio_accepts_every_generated_job_file(tmp_path, name):

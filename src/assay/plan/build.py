@@ -152,17 +152,24 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
 
 
 def log_due_times(streams: list[Stream], seconds: float) -> str:
-    """Ask fio for the issue log of every fixed-rate job: assay reads it from a named pipe as
-    fio writes it and rebuilds each IO's due time (metrics/duetime.py). Returns what was
-    decided."""
+    """Ask fio for the issue log of every fixed-rate job: assay reads it as fio writes it,
+    freeing what it has read, and rebuilds each IO's due time (metrics/duetime.py). Returns
+    what was decided."""
     jobs = {j.name: j for s in streams for j in s.jobs}
     paced = paced_jobs({n: j.options for n, j in jobs.items()})
     if not paced:
         return "not computed: no fixed-rate component"
     for name in paced:
         jobs[name].options["write_iolog"] = f"{name}{IOLOG_SUFFIX}"
-    return "from fio's issue logs, read as fio writes them, and each IO's due time from its " \
+    note = "from fio's issue logs, read as fio writes them, and each IO's due time from its " \
            "job's even or Poisson schedule"
+    # assay's own workloads pace one direction per job; a user's fio job may not
+    unpaced = [n for n, j in jobs.items() if n not in paced
+               and (j.options.get("rate") or j.options.get("rate_iops"))]
+    if unpaced:
+        note += f"; not for {', '.join(unpaced)}: a fixed rate that is not one even or " \
+                "Poisson schedule (reads and writes in one job, numjobs, a rate per direction)"
+    return note
 
 
 def in_window(streams: list[Stream], warmup: float, start: float, stop: float | None,
