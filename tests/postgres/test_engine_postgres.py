@@ -66,7 +66,10 @@ def test_fixed_rate_run_is_graded_and_a_throttle_shows_in_tps_and_lag(pg_machine
     rows = series(outcome.run_dir, "pg.tx.commit")
     tps = {round(r["t"]): r["ios"] for r in rows}
     assert sum(tps[t] for t in range(2, 8)) > 0.8 * 100 * 6, tps
-    assert sum(tps[t] for t in range(9, 13)) < 0.5 * 100 * 4, tps  # the window: 8-12 s
+    # the window, 8-12 s: commits stop, then come in bursts as WAL writes get through (on a
+    # loaded machine a burst may fall inside it)
+    window = [tps[t] for t in range(8, 13)]
+    assert sum(window) < 0.6 * 100 * 5 and sum(n < 10 for n in window) >= 2, f"{tps}"
     # the schedule lag: none before; seconds of it as the stalled transactions complete
     lag = {round(r["t"]): r["behind_s"] for r in rows}
     after = max(lag[t] for t in range(12, 17))
@@ -97,8 +100,9 @@ def test_postmaster_killed_aborts_the_run_with_that_reason(run_scenario, tmp_pat
         while time.monotonic() < end and not killed:
             for state in results.glob("*/postgres/pg/cluster.json"):
                 info = json.loads(state.read_text())
-                events = state.parents[2] / "events.ndjson"
-                if info.get("pid") and '"kind":"load"' in events.read_text():
+                events = state.parents[2] / "events.ndjson"  # written after cluster.json
+                if info.get("pid") and events.exists() \
+                        and '"kind":"load"' in events.read_text():
                     time.sleep(2)  # pgbench is running: let it commit
                     os.kill(info["pid"], signal.SIGKILL)
                     killed.append(info["pid"])

@@ -188,14 +188,26 @@ class PostgresLoad:
         return ""
 
     def stop_pgbench(self) -> None:
-        if self.pgbench is not None and self.pgbench.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.pgbench.pid, signal.SIGINT)
-            try:
-                self.pgbench.wait(5)
-            except subprocess.TimeoutExpired:
-                self.pgbench.kill()
-                self.pgbench.wait()
+        """End pgbench so that it writes out its transaction logs: they are buffered (a few
+        KiB per thread, seconds of transactions) and a signal would lose them. Its server
+        sessions are ended (or the server is gone), its clients abort and it exits; SIGINT,
+        then SIGKILL, only if it does not within 5 s."""
+        if self.pgbench is None or self.pgbench.poll() is not None:
+            return
+        if self.cluster is not None and self.cluster.alive():
+            with contextlib.suppress(OSError, subprocess.SubprocessError):
+                self.cluster.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                                  "WHERE application_name = 'pgbench'", check=False, timeout=5)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.pgbench.wait(5)
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.pgbench.pid, signal.SIGINT)
+        try:
+            self.pgbench.wait(5)
+        except subprocess.TimeoutExpired:
+            self.pgbench.kill()
+            self.pgbench.wait()
 
     def cleanup(self, keep: bool) -> None:
         self.stop_pgbench()
