@@ -160,28 +160,35 @@ thresholds:
     assert not (wal / "pg-pg.wal").exists() and pg["dataset"]["database_bytes"] > 80e6
 
 
-def test_assay_killed_leaves_nothing_running_and_clean_removes_the_cluster(tmp_path):
+def assay_with_pgbench_running(tmp_path: Path, name: str, rate: int) \
+        -> tuple[subprocess.Popen[bytes], Path]:
+    """`assay run` of a 60 s database load in a process of its own, returned once pgbench
+    runs; and its results directory."""
     scenario = tmp_path / "pg.yaml"
-    scenario.write_text("name: pg-crash\nworkloads:\n  pg: {kind: postgres, scale: 1, "
-                        "rate: 50}\ntimeline: {duration: 60s}\n")
+    scenario.write_text(f"name: {name}\nworkloads:\n  pg: {{kind: postgres, scale: 1, "
+                        f"rate: {rate}}}\ntimeline: {{duration: 60s}}\n")
     results = tmp_path / "results"
     assay = Path(sys.executable).with_name("assay")
     proc = subprocess.Popen([str(assay), "run", str(scenario), "--results", str(results)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        end = time.monotonic() + 60
-        state = None
-        while time.monotonic() < end:
-            found = list(results.glob("*/postgres/pg/cluster.json"))
-            events = list(results.glob("*/events.ndjson"))
-            if found and events and '"kind":"load"' in events[0].read_text():
-                state = json.loads(found[0].read_text())  # pgbench is running
-                break
-            time.sleep(0.1)
-        assert state and state["pid"]
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+    end = time.monotonic() + 60
+    while time.monotonic() < end and proc.poll() is None:
+        events = list(results.glob("*/events.ndjson"))
+        if events and '"kind":"load"' in events[0].read_text():
+            return proc, results
+        time.sleep(0.1)
+    proc.kill()
+    proc.wait()
+    raise AssertionError(f"pgbench never started (assay exited {proc.returncode})")
+
+
+def test_assay_killed_leaves_nothing_running_and_clean_removes_the_cluster(tmp_path):
+    proc, results = assay_with_pgbench_running(tmp_path, "pg-crash", 50)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    (found,) = results.glob("*/postgres/pg/cluster.json")
+    state = json.loads(found.read_text())
+    assert state["pid"]
     data = Path(state["data"])
     end = time.monotonic() + 15  # the parent-death signal ends the server at once
     while leftovers(data) and time.monotonic() < end:
@@ -195,20 +202,8 @@ def test_assay_killed_leaves_nothing_running_and_clean_removes_the_cluster(tmp_p
 def test_ctrl_c_keeps_the_transactions_pgbench_had_not_yet_written_out(tmp_path):
     """pgbench buffers its per-transaction log (4 KiB, here about 5 s of commits): a signal
     to it would lose them; ending its sessions makes it write them out as it exits."""
-    scenario = tmp_path / "pg.yaml"
-    scenario.write_text("name: pg-int\nworkloads:\n  pg: {kind: postgres, scale: 1, "
-                        "rate: 20}\ntimeline: {duration: 60s}\n")
-    results = tmp_path / "results"
-    assay = Path(sys.executable).with_name("assay")
-    proc = subprocess.Popen([str(assay), "run", str(scenario), "--results", str(results)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc, results = assay_with_pgbench_running(tmp_path, "pg-int", 20)
     try:
-        end = time.monotonic() + 60
-        while time.monotonic() < end:
-            events = list(results.glob("*/events.ndjson"))
-            if events and '"kind":"load"' in events[0].read_text():
-                break
-            time.sleep(0.1)
         time.sleep(3)  # about 60 commits, all still in pgbench's buffer
         proc.send_signal(signal.SIGINT)
         assert proc.wait(60) == 130
@@ -221,6 +216,7 @@ def test_ctrl_c_keeps_the_transactions_pgbench_had_not_yet_written_out(tmp_path)
     committed = sum(r["ios"] for r in series(run_dir, "pg.tx.commit"))
     assert committed >= 30, committed
     assert record["postgres"]["pg"]["transactions"]["commits"] >= committed
+
 
 def test_without_postgresql_the_run_names_the_package_before_any_io(run_scenario, tmp_path,
                                                                     monkeypatch):
