@@ -55,3 +55,27 @@ def test_cache_and_ftt_size_an_hcibench_working_set_by_its_rule(tmp_path):
     assert abs(dataset - 800e9 * 0.25 / 2) < 0.001 * 800e9 * 0.25 / 2  # whole MiB per file
     none = assay("plan", "oltp-standard", "--cache", "1GB", results=tmp_path, cwd=tmp_path)
     assert none.returncode == 2 and "HCIBench" in none.stderr
+
+
+def test_a_cluster_scenario_is_planned_on_an_example_inventory_and_not_run(tmp_path):
+    shown = assay("plan", "node-failure", "--no-check", "--json", results=tmp_path / "r",
+                  cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    plan = json.loads(shown.stdout)
+    assert set(plan["jobfiles"]) == {"n1", "n2", "n3"}
+    assert any("example inventory" in n and "--hosts FILE" in n for n in plan["notes"])
+    text = assay("plan", "node-failure", "--no-check", results=tmp_path / "r", cwd=tmp_path)
+    assert text.returncode == 0 and "example inventory" in text.stdout
+    # a run needs the real hosts: refused before anything is made
+    run = assay("run", "node-failure", results=tmp_path / "r", cwd=tmp_path)
+    assert run.returncode == 2 and "--hosts FILE" in run.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_cluster_scenario_with_another_error_is_refused_with_every_problem(tmp_path):
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text("name: c\nworkloads:\n  db: {kind: oltp, preset: standard, "
+                        "hosts: all, stop: 99s}\ntimeline: {duration: 10s}\n")
+    shown = assay("plan", str(scenario), "--no-check", results=tmp_path / "r", cwd=tmp_path)
+    assert shown.returncode == 2
+    assert "workloads.db.stop" in shown.stderr and "--hosts FILE" in shown.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -16,6 +17,7 @@ from assay.fio.process import parse_only
 from assay.hosts import inventory
 from assay.integrity.check import describe as integrity_line
 from assay.plan import RUN_JOB, Plan
+from assay.plan.build import GIVE_HOSTS
 from assay.plan.model import DIRECT_VAR, TARGET_VAR
 from assay.scenario.units import format_duration, format_size
 from assay.scenario.yamlsource import ScenarioInvalid
@@ -63,6 +65,20 @@ def _component(plan: Plan, name: str, target: float | None) -> str:
     return text
 
 
+def _plan_here(plan_on: Callable[[list[inventory.Host] | None], Plan]) -> Plan:
+    """The plan without an inventory; a cluster scenario, otherwise valid, is shown on example
+    hosts that exist nowhere (a run still needs real ones)."""
+    try:
+        return plan_on(None)
+    except ScenarioInvalid as e:
+        if not all(GIVE_HOSTS in i.message for i in e.issues):
+            raise
+    plan = plan_on(inventory.example())
+    plan.notes.append(f"planned on an example inventory (n1, n2, n3, each at /mnt/assay), not "
+                      f"contacted; to run it, {GIVE_HOSTS}")
+    return plan
+
+
 @click.command("plan")
 @click.argument("scenario")
 @click.option("--duration", help="Measured time, overriding the scenario's (e.g. 60s).")
@@ -90,10 +106,13 @@ def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple
     The job files shown are the ones a run stores in its directory, byte for byte; they read
     the target directory and O_DIRECT from ${ASSAY_TARGET} and ${ASSAY_DIRECT}.
     """
-    try:
-        plan = planned(scenario, sets, duration_value(duration),
+    def plan_on(hosts: list[inventory.Host] | None) -> Plan:
+        return planned(scenario, sets, duration_value(duration),
                        duration_value(warmup, "--warmup", allow_zero=True), cache=cache,
-                       ftt=ftt, hosts=inventory.load(hosts_file) if hosts_file else None)
+                       ftt=ftt, hosts=hosts)
+
+    try:
+        plan = plan_on(inventory.load(hosts_file)) if hosts_file else _plan_here(plan_on)
     except ScenarioInvalid as e:
         raise scenario_error(e) from None
     first = plan.hosts[0]
@@ -113,7 +132,8 @@ def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple
             "integrity": integrity_line(plan.resolved, plan.streams),
             "fio_check": None if no_check else (complaint or "ok"),
             "jobfile": jobfile, "jobfiles": plan.jobfiles,
-            "hosts": plan.cluster.to_json() if plan.cluster else None}, indent=2))
+            "hosts": plan.cluster.to_json() if plan.cluster else None,
+            "notes": plan.notes}, indent=2))
     else:
         con = make_console()
         con.print(f"[bold]{plan.name}[/]  {plan.scenario.description}")

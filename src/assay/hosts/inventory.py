@@ -105,6 +105,15 @@ def load(path: str | Path) -> list[Host]:
     return parse(text, str(p))
 
 
+EXAMPLE = "n1 assay_path=/mnt/assay\nn2 assay_path=/mnt/assay\nn3 assay_path=/mnt/assay\n"
+
+
+def example() -> list[Host]:
+    """Three hosts that exist nowhere, to show what a cluster scenario would run (never
+    contacted: `assay plan` only)."""
+    return parse(EXAMPLE, "example inventory")
+
+
 def parse(text: str, file: str = "<inventory>") -> list[Host]:
     raw = _parse_yaml(text, file) if _looks_yaml(text) else _parse_ini(text, file)
     hosts = _resolve(raw)
