@@ -45,4 +45,6 @@ def test_late_workload_runs_only_in_its_window_and_keeps_its_schedule(run_scenar
     after = [r for r in rows if r["t"] - r["dt"] >= 5.3]  # intervals begun after it left
     assert before and all(r["ios"] == 0 for r in before)
     assert after and all(r["ios"] == 0 for r in after)
-    assert run["stats"]["db.data.read"]["seconds"] >= 5.5
+    # db runs the whole 6 s, not the neighbour's 2 s window (a loaded machine may lose part
+    # of fio's last second)
+    assert run["stats"]["db.data.read"]["seconds"] >= 5.0
