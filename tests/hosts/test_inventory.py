@@ -56,8 +56,11 @@ def test_groups_children_and_vars_apply_in_ansibles_order() -> None:
     assert w1.port == 22
     assert w1.user == "admin" and w1.key_file == "/keys/lab key"  # all:vars, quoted
     assert d1.groups == ("db", "prod") and w1.groups == ("prod", "web")
-    # unknown ansible_* variables are kept, unused
-    assert d1.vars == {"ansible_python_interpreter": "/usr/bin/python3"}
+    # every variable is kept, as Ansible resolves it; unknown ones are unused
+    assert d1.vars == {"ansible_host": "10.0.0.2", "ansible_port": 2222,
+                       "ansible_python_interpreter": "/usr/bin/python3",
+                       "ansible_ssh_private_key_file": "/keys/lab key",
+                       "ansible_user": "admin", "assay_path": "/mnt/db"}
     # what may be recorded: the key's path, never other variables (they may hold secrets)
     assert d1.public()["key_file"] == "/keys/lab key" and "vars" not in d1.public()
 

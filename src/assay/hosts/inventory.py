@@ -1,35 +1,41 @@
-"""Hosts from an Ansible inventory, INI or YAML: the format users already keep.
+"""Hosts from an Ansible inventory, INI or YAML: the format users already keep, read as
+`ansible-inventory --list` reads it (ansible-core 2.19; the tests compare the two).
 
     n1 ansible_host=10.0.0.1 ansible_user=root ansible_port=22 \
        ansible_ssh_private_key_file=/root/.ssh/id_ed25519 assay_path=/mnt/assay
 
-INI: `[group]` host lines, `[group:vars]`, `[group:children]`, `[all:vars]`; YAML:
-`all: {hosts: {...}, children: {...}, vars: {...}}`. Variables apply in Ansible's order
-(all, then groups from parent to child, then the host's own). What assay uses:
+Parsing (ranges, `host:port`, value types) is in inventory_source.py and hostpattern.py;
+`group_vars/` and `host_vars/` beside the file in varsdirs.py. Here the variables of each host
+are merged in Ansible's order, each later one winning:
 
-    ansible_host  ansible_user  ansible_port  ansible_ssh_private_key_file
-    assay_path (a directory target) or assay_device (a raw block device)
-    assay_known_hosts (a known_hosts file for this host: labs)
+    all's vars in the inventory; every other group of the host in the inventory, sorted by
+    (depth, ansible_group_priority, name), so a child wins over its parent and, at one depth,
+    the group last by name; group_vars/all; group_vars/<group> in that order; the host's own
+    vars in the inventory; host_vars/<host>.
 
-Every other variable is kept in `Host.vars`, unused. A host with no `ansible_host` is reached
-by its name; whether that resolves is checked when the host is used, not here.
+What assay uses, legacy names included (the later name wins when both are set, as in Ansible's
+ssh connection): ansible_host|ansible_ssh_host, ansible_user|ansible_ssh_user,
+ansible_port|ansible_ssh_port, ansible_private_key_file|ansible_ssh_private_key_file,
+ansible_ssh_common_args + ansible_ssh_extra_args (sshargs.py), assay_path or assay_device,
+assay_known_hosts. `Host.vars` holds every variable of the host, as Ansible resolves it.
 """
 
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from assay.exitcodes import UserError
-from assay.scenario.yamlsource import Issue, ScenarioInvalid, load_yaml
+from assay.hosts.inventory_source import At, Raw, Var, parse_ini, parse_yaml
+from assay.hosts.sshargs import split_ssh_args
+from assay.hosts.varsdirs import VarsDirs
+from assay.scenario.yamlsource import Issue
 
-NAME = re.compile(r"^[A-Za-z0-9_.\[\]:-]+$")
-GROUP = re.compile(r"^[A-Za-z0-9_-]+$")
 YAML_TOP = re.compile(r"^[\w.-]+:(\s|$)")
-SECTION = re.compile(r"^\[([^\]:]+)(?::(vars|children))?\]\s*$")
+SSH_CONNECTIONS = {"ssh", "smart", "paramiko", "ansible.builtin.ssh",
+                   "ansible.builtin.paramiko_ssh", "paramiko_ssh"}
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,7 @@ class Host:
     groups: tuple[str, ...] = ()
     vars: dict[str, Any] = field(default_factory=dict)
     source: str = ""  # file:line where the host was declared
+    ssh_args: tuple[str, ...] = ()  # ansible_ssh_common_args, then ansible_ssh_extra_args
 
     @property
     def target(self) -> str | None:
@@ -63,46 +70,18 @@ class InventoryError(UserError):
         super().__init__("invalid inventory:\n  " + "\n  ".join(str(i) for i in issues))
 
 
-@dataclass
-class _Group:
-    hosts: dict[str, int] = field(default_factory=dict)  # host -> line
-    vars: dict[str, tuple[Any, int]] = field(default_factory=dict)
-    children: list[str] = field(default_factory=list)
-    line: int = 0
-
-
-@dataclass
-class _Raw:
-    file: str
-    groups: dict[str, _Group] = field(default_factory=dict)
-    hostvars: dict[str, dict[str, tuple[Any, int]]] = field(default_factory=dict)
-    issues: list[Issue] = field(default_factory=list)
-
-    def group(self, name: str, line: int) -> _Group:
-        if name not in self.groups:
-            if not GROUP.match(name):
-                self.issues.append(Issue(self.file, line, name, "a group name is letters, "
-                                         "digits, _ and -"))
-            self.groups[name] = _Group(line=line)
-        return self.groups[name]
-
-    def add_host(self, group: str, name: str, line: int, hvars: dict[str, Any]) -> None:
-        if not NAME.match(name):
-            self.issues.append(Issue(self.file, line, name, "a host name is letters, digits "
-                                     "and . _ - : [ ] (no spaces or shell characters)"))
-            return
-        self.group(group, line).hosts.setdefault(name, line)
-        self.hostvars.setdefault(name, {}).update({k: (v, line) for k, v in hvars.items()})
-
-
 def load(path: str | Path) -> list[Host]:
-    """Read an inventory file (INI or YAML, whichever it is); all problems at once."""
+    """Read an inventory file (INI or YAML, whichever it is) and the group_vars/ and
+    host_vars/ directories beside it; all problems at once."""
     p = Path(path)
+    if p.is_dir():
+        raise UserError(f"{p} is a directory: assay reads one inventory file (with the "
+                        "group_vars/ and host_vars/ beside it); give that file")
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise UserError(f"cannot read inventory {p}: {e}") from None
-    return parse(text, str(p))
+    return parse(text, str(p), vars_dir=p.parent)
 
 
 EXAMPLE = "n1 assay_path=/mnt/assay\nn2 assay_path=/mnt/assay\nn3 assay_path=/mnt/assay\n"
@@ -114,204 +93,167 @@ def example() -> list[Host]:
     return parse(EXAMPLE, "example inventory")
 
 
-def parse(text: str, file: str = "<inventory>") -> list[Host]:
-    raw = _parse_yaml(text, file) if _looks_yaml(text) else _parse_ini(text, file)
-    hosts = _resolve(raw)
-    if raw.issues:
-        raise InventoryError(raw.issues)
+def parse(text: str, file: str = "<inventory>", vars_dir: Path | None = None) -> list[Host]:
+    """`vars_dir`: where group_vars/ and host_vars/ are (the inventory's directory)."""
+    raw = parse_yaml(text, file) if looks_yaml(text) else parse_ini(text, file)
+    dirs = VarsDirs(vars_dir)
+    hosts = _resolve(raw, dirs)
+    issues = raw.issues + dirs.issues
+    if issues:
+        raise InventoryError(issues)
     if not hosts:
         raise InventoryError([Issue(file, None, "", "no hosts in this inventory")])
     return hosts
 
 
-def _looks_yaml(text: str) -> bool:
+def looks_yaml(text: str) -> bool:
     for line in text.splitlines():
         s = line.strip()
         if s and not s.startswith(("#", ";")):
-            return s == "---" or bool(YAML_TOP.match(s))
+            return s == "---" or s.startswith("{") or bool(YAML_TOP.match(s))
     return False
 
 
-def _parse_ini(text: str, file: str) -> _Raw:
-    raw = _Raw(file)
-    section, kind = "ungrouped", "hosts"
-    for n, line in enumerate(text.splitlines(), 1):
-        s = line.strip()
-        if not s or s.startswith(("#", ";")):
-            continue
-        m = SECTION.match(s)
-        if m:
-            section, kind = m.group(1).strip(), m.group(2) or "hosts"
-            raw.group(section, n)
-            continue
-        try:
-            words = shlex.split(s, comments=True)
-        except ValueError as e:
-            raw.issues.append(Issue(file, n, "", f"cannot split the line: {e}"))
-            continue
-        if not words:
-            continue
-        if kind == "children":
-            raw.group(section, n).children.append(words[0])
-            raw.group(words[0], n)
-            continue
-        pairs, bad = _pairs(words if kind == "vars" else words[1:])
-        for word in bad:
-            raw.issues.append(Issue(file, n, word, "expected key=value"))
-        if kind == "vars":
-            raw.group(section, n).vars.update({k: (v, n) for k, v in pairs.items()})
-        else:
-            raw.add_host(section, words[0], n, pairs)
-    return raw
-
-
-def _pairs(words: list[str]) -> tuple[dict[str, str], list[str]]:
-    out, bad = {}, []
-    for w in words:
-        key, eq, value = w.partition("=")
-        if not eq or not key:
-            bad.append(w)
-        else:
-            out[key] = value
-    return out, bad
-
-
-def _parse_yaml(text: str, file: str) -> _Raw:
-    raw = _Raw(file)
-    try:
-        src = load_yaml(text, file)
-    except ScenarioInvalid as e:
-        raw.issues.extend(e.issues)
-        return raw
-    if not isinstance(src.data, dict):
-        raw.issues.append(Issue(file, 1, "", "a YAML inventory is a mapping of groups "
-                                "(all: {hosts: ..., children: ..., vars: ...})"))
-        return raw
-
-    def walk(name: str, body: Any, path: tuple[str | int, ...]) -> None:
-        line = src.line_of(path) or 0
-        grp = raw.group(name, line)
-        if body is None:
-            return
-        if not isinstance(body, dict):
-            raw.issues.append(src.issue(path, "a group is a mapping of hosts, children, vars"))
-            return
-        for key in body:
-            if key not in ("hosts", "children", "vars"):
-                raw.issues.append(src.issue((*path, key), "unknown key (hosts, children, "
-                                            "vars)"))
-        for key, value in _mapping(body.get("vars"), (*path, "vars"), src, raw).items():
-            grp.vars[str(key)] = (value, src.line_of((*path, "vars", key)) or line)
-        hosts = _mapping(body.get("hosts"), (*path, "hosts"), src, raw)
-        for host, hv in hosts.items():
-            hpath = (*path, "hosts", host)
-            hvars = _mapping(hv, hpath, src, raw)
-            raw.add_host(name, str(host), src.line_of(hpath) or line, hvars)
-        for child, cbody in _mapping(body.get("children"), (*path, "children"), src,
-                                     raw).items():
-            grp.children.append(str(child))
-            walk(str(child), cbody, (*path, "children", child))
-
-    for top, body in src.data.items():
-        walk(str(top), body, (top,))
-    return raw
-
-
-def _mapping(value: Any, path: tuple[str | int, ...], src: Any, raw: _Raw) -> dict[Any, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raw.issues.append(src.issue(path, "expected a mapping"))
-        return {}
-    return value
-
-
-def _ancestry(raw: _Raw) -> dict[str, list[str]]:
-    """Each group's ancestors from the root down, itself last (`all` first)."""
-    parents: dict[str, list[str]] = {}
+def _depths(raw: Raw) -> dict[str, int]:
+    """Each group's depth below `all` (the longest way down), as Ansible counts it; a group
+    with no parent is a child of `all`."""
+    parents: dict[str, list[str]] = {g: [] for g in raw.groups}
     for g, grp in raw.groups.items():
         for c in grp.children:
-            parents.setdefault(c, []).append(g)
+            parents[c].append(g)
+    for g, ps in parents.items():
+        if g != "all" and not ps:
+            ps.append("all")
+            raw.groups["all"].children.append(g)
+    depth: dict[str, int] = {}
 
-    def chain(g: str, seen: tuple[str, ...]) -> list[str]:
-        out: list[str] = []
-        for p in parents.get(g, []):
-            if p not in seen:
-                out += [x for x in chain(p, (*seen, g)) if x not in out]
-        return [*out, g]
+    def down(g: str, d: int, path: tuple[str, ...]) -> None:
+        if g in path:
+            raw.issues.append(raw.groups[g].at.issue(g, "the group is its own ancestor "
+                                                     f"({' > '.join((*path, g))})"))
+            return
+        if depth.get(g, -1) >= d:
+            return
+        depth[g] = d
+        for c in raw.groups[g].children:
+            down(c, d + 1, (*path, g))
 
-    return {g: chain(g, ()) for g in raw.groups}
+    down("all", 0, ())
+    lost = [g for g in raw.groups if g not in depth]  # in a loop no other group leads to
+    if lost:
+        raw.issues.append(raw.groups[lost[0]].at.issue(lost[0], "the group is its own "
+                                                       "ancestor"))
+    return depth
 
 
-def _resolve(raw: _Raw) -> list[Host]:
-    anc = _ancestry(raw)
-    member: dict[str, list[str]] = {}
+def _ancestors(raw: Raw, g: str) -> set[str]:
+    out, todo = set(), [p for p, grp in raw.groups.items() if g in grp.children]
+    while todo:
+        p = todo.pop()
+        if p not in out:
+            out.add(p)
+            todo += [q for q, grp in raw.groups.items() if p in grp.children]
+    return out
+
+
+def _resolve(raw: Raw, dirs: VarsDirs) -> list[Host]:
+    depth = _depths(raw)
+    if set(depth) != set(raw.groups):
+        return []
+    direct: dict[str, set[str]] = {h: set() for h in raw.hosts}
     for g, grp in raw.groups.items():
         for h in grp.hosts:
-            member.setdefault(h, []).append(g)
+            direct[h].add(g)
     hosts = []
-    for name, groups in member.items():
-        order = ["all"] + [x for g in groups for x in anc[g] if x != "all"]
-        merged: dict[str, tuple[Any, int]] = {}
-        level: dict[str, int] = {}  # how specific the level that set each variable is
-        seen: set[str] = set()
-        for depth, g in enumerate(order):
-            if g in raw.groups and g not in seen:
-                seen.add(g)
-                merged.update(raw.groups[g].vars)
-                level.update(dict.fromkeys(raw.groups[g].vars, depth))
-        merged.update(raw.hostvars.get(name, {}))
-        level.update(dict.fromkeys(raw.hostvars.get(name, {}), len(order)))
+    for name, at in raw.hosts.items():
+        mine = direct[name] - {"all"}
+        if len(mine) > 1:  # Ansible: `ungrouped` holds only hosts in no other group
+            mine.discard("ungrouped")
+        mine = mine or {"ungrouped"}
+        groups = set(mine).union(*(_ancestors(raw, g) for g in mine)) - {"all"}
+        order = sorted(groups, key=lambda g: (depth[g], raw.groups[g].priority, g))
+        layers: list[dict[str, Var]] = [
+            raw.groups["all"].vars, *(raw.groups[g].vars for g in order),
+            dirs.group("all"), *(dirs.group(g) for g in order),
+            raw.hostvars.get(name, {}), dirs.host(name)]
+        merged: dict[str, Var] = {}
+        level: dict[str, int] = {}  # the layer that set each variable: how specific it is
+        for i, layer in enumerate(layers):
+            merged.update(layer)
+            level.update(dict.fromkeys(layer, i))
         if "assay_path" in merged and "assay_device" in merged and \
                 level["assay_path"] != level["assay_device"]:  # the more specific one wins
             del merged[min(("assay_path", "assay_device"), key=level.__getitem__)]
-        line = min(raw.groups[g].hosts[name] for g in groups)
-        host = _host(raw, name, line, merged,
-                     tuple(sorted({x for g in groups for x in anc[g]} - {"all", "ungrouped"})))
+        host = _host(raw, name, at, merged, tuple(sorted(groups - {"ungrouped"})))
         if host is not None:
             hosts.append(host)
     return hosts
 
 
-def _host(raw: _Raw, name: str, line: int, v: dict[str, tuple[Any, int]],
-          groups: tuple[str, ...]) -> Host | None:
-    def text(key: str) -> str | None:
-        value = v.get(key, (None, 0))[0]
-        return None if value is None or value == "" else str(value)
+def _pick(v: dict[str, Var], *names: str) -> tuple[str, Any, At] | None:
+    """The variable that sets one thing among its names: the last name set (not null)."""
+    found = None
+    for n in names:
+        if n in v and v[n][0] is not None:
+            found = (n, *v[n])
+    return found
 
-    ok = True
+
+def _host(raw: Raw, name: str, at: At, v: dict[str, Var],
+          groups: tuple[str, ...]) -> Host | None:
+    issues: list[Issue] = []
+
+    def text(*names: str) -> str | None:
+        got = _pick(v, *names)
+        if got is None or got[1] == "":
+            return None
+        key, value, where = got
+        if "{{" in str(value) or "{%" in str(value):
+            issues.append(where.issue(f"{name}.{key}", f"{value!r} is a Jinja2 template; assay "
+                                      "does not evaluate templates: give the value itself"))
+        return str(value)
+
     port = 22
-    if "ansible_port" in v:
-        value, at = v["ansible_port"]
+    got = _pick(v, "ansible_port", "ansible_ssh_port")
+    if got is not None:
+        key, value, where = got
         try:
             port = int(value)
-            if not 0 < port < 65536:
+            if not 0 < port < 65536 or isinstance(value, bool | float):
                 raise ValueError
         except (TypeError, ValueError):
-            raw.issues.append(Issue(raw.file, at, f"{name}.ansible_port",
-                                    f"{value!r} is not a port number (1-65535)"))
-            ok = False
+            issues.append(where.issue(f"{name}.{key}", f"{value!r} is not a port number "
+                                      "(1-65535)"))
     for key in ("assay_path", "assay_device"):
         value = text(key)
         if value is not None and not value.startswith("/"):
-            raw.issues.append(Issue(raw.file, v[key][1], f"{name}.{key}",
-                                    f"{value!r} must be an absolute path"))
-            ok = False
+            issues.append(v[key][1].issue(f"{name}.{key}", f"{value!r} must be an absolute "
+                                          "path"))
     if text("assay_path") and text("assay_device"):
-        raw.issues.append(Issue(raw.file, v["assay_device"][1], f"{name}.assay_device",
-                                "give assay_path or assay_device, not both"))
-        ok = False
-    address = text("ansible_host") or name
+        issues.append(v["assay_device"][1].issue(f"{name}.assay_device",
+                                                 "give assay_path or assay_device, not both"))
+    address = text("ansible_host", "ansible_ssh_host") or name
     if address.startswith("-"):
-        raw.issues.append(Issue(raw.file, line, f"{name}.ansible_host",
-                                f"{address!r} is not a host address"))
-        ok = False
-    if not ok:
+        issues.append(at.issue(f"{name}.ansible_host", f"{address!r} is not a host address"))
+    connection = _pick(v, "ansible_connection")
+    if connection is not None and str(connection[1]) not in SSH_CONNECTIONS:
+        issues.append(connection[2].issue(f"{name}.ansible_connection",
+                                          f"{connection[1]!r}: assay reaches hosts over "
+                                          "SSH only"))
+    ssh_args: list[str] = []
+    for key in ("ansible_ssh_common_args", "ansible_ssh_extra_args"):
+        value = text(key)
+        if value:
+            try:
+                ssh_args += split_ssh_args(value)
+            except ValueError as e:
+                issues.append(v[key][1].issue(f"{name}.{key}", str(e)))
+    raw.issues += issues
+    if issues:
         return None
-    used = {"ansible_host", "ansible_user", "ansible_port", "ansible_ssh_private_key_file",
-            "assay_path", "assay_device", "assay_known_hosts"}
-    return Host(name=name, address=address, user=text("ansible_user"), port=port,
-                key_file=text("ansible_ssh_private_key_file"), path=text("assay_path"),
-                device=text("assay_device"), known_hosts=text("assay_known_hosts"),
-                groups=groups, vars={k: val for k, (val, _) in v.items() if k not in used},
-                source=f"{raw.file}:{line}")
+    return Host(name=name, address=address, user=text("ansible_user", "ansible_ssh_user"),
+                port=port, path=text("assay_path"), device=text("assay_device"),
+                key_file=text("ansible_private_key_file", "ansible_ssh_private_key_file"),
+                known_hosts=text("assay_known_hosts"), groups=groups,
+                vars={k: val for k, (val, _) in v.items()}, source=f"{at.file}:{at.line}",
+                ssh_args=tuple(ssh_args))

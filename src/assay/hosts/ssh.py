@@ -76,7 +76,9 @@ class SshHost:
         return self.host.name
 
     def options(self) -> list[str]:
-        """The ssh options every call uses (what to connect to, how, and how to check)."""
+        """The ssh options every call uses (what to connect to, how, and how to check). The
+        inventory's own ssh arguments (host.ssh_args) follow them and assay's ControlMaster:
+        ssh keeps the first value of an option, so they add to these, never override them."""
         h = self.host
         opts = {
             "BatchMode": "yes",
@@ -107,7 +109,8 @@ class SshHost:
         with open(log, "w", encoding="utf-8") as err:
             proc = subprocess.run(
                 [self.ssh, *self.options(), "-o", "ControlMaster=yes",
-                 "-o", f"ControlPersist={PERSIST}", "-N", "-f", "--", self.host.address],
+                 "-o", f"ControlPersist={PERSIST}", *self.host.ssh_args, "-N", "-f", "--",
+                 self.host.address],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                 timeout=self.connect_timeout * 3 + 5, check=False)
         if proc.returncode != 0:
@@ -119,8 +122,8 @@ class SshHost:
         """The local ssh command line that runs `argv` on the host, each word quoted."""
         if not argv:
             raise ValueError("an empty command")
-        return [self.ssh, *self.options(), "-o", "ControlMaster=auto", *extra, "--",
-                self.host.address, shlex.join([str(a) for a in argv])]
+        return [self.ssh, *self.options(), "-o", "ControlMaster=auto", *extra,
+                *self.host.ssh_args, "--", self.host.address, shlex.join([str(a) for a in argv])]
 
     def run(self, argv: Sequence[str], timeout: float = 60.0,
             input: str | None = None) -> CommandResult:

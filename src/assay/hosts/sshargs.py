@@ -1,0 +1,54 @@
+"""`ansible_ssh_common_args` and `ansible_ssh_extra_args`: options added to every ssh call
+(a bastion: `-J user@bastion`, `-o ProxyCommand="ssh -W %h:%p -q bastion"`), split like a
+shell as Ansible splits them.
+
+They go after assay's own options, and ssh keeps the first value it is given for an option,
+so they can add (a proxy, a config file, ciphers) but never weaken what assay sets (batch
+mode, host key checking, the control socket). Options that would change how assay drives
+ssh itself (`-f`, `-N`, `-n`, `-t`, `-O`, `-S`, `-W`, `-M`, a command or a destination) are
+refused with the reason.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+FLAGS = set("46AaCgKkqTvXxYy")  # take no argument
+WITH_ARGUMENT = set("BbcDEeFIiJLlmopR")  # take one, in the same word or the next
+DRIVEN = {  # what assay needs ssh to keep doing
+    "f": "would send ssh to the background", "N": "would run no command",
+    "n": "would close stdin, which ends remote commands when assay goes",
+    "t": "would give the remote command a terminal",
+    "O": "controls assay's own master connection", "S": "would replace assay's control socket",
+    "M": "would make every call a master connection", "W": "would forward stdio, not run fio",
+    "s": "would run a subsystem, not fio", "G": "would print the configuration and exit",
+    "V": "would print the version and exit", "Q": "would query and exit",
+    "w": "would open a tunnel device",
+}
+
+
+def split_ssh_args(text: str) -> list[str]:
+    """The words of an ssh argument string; ValueError says why they cannot be used."""
+    try:
+        words = [w.strip() for w in shlex.split(text) if w.strip()]
+    except ValueError as e:
+        raise ValueError(f"cannot split {text!r} like a shell: {e}") from None
+    expect_value = False
+    for word in words:
+        if expect_value:
+            expect_value = False
+            continue
+        if not word.startswith("-") or word in ("-", "--"):
+            raise ValueError(f"{word!r} is not an ssh option (a destination or a command "
+                             "would replace assay's)")
+        for i, c in enumerate(word[1:], 1):
+            if c in DRIVEN:
+                raise ValueError(f"-{c} {DRIVEN[c]}")
+            if c in WITH_ARGUMENT:
+                expect_value = i == len(word) - 1
+                break
+            if c not in FLAGS:
+                raise ValueError(f"-{c} is not an ssh option assay passes on")
+    if expect_value:
+        raise ValueError(f"{words[-1]} needs a value")
+    return words
