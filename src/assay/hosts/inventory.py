@@ -181,10 +181,12 @@ def _resolve(raw: Raw, dirs: VarsDirs) -> list[Host]:
         for i, layer in enumerate(layers):
             merged.update(layer)
             level.update(dict.fromkeys(layer, i))
+        target = dict(merged)  # a host's device wins over its group's path, and so on
         if "assay_path" in merged and "assay_device" in merged and \
-                level["assay_path"] != level["assay_device"]:  # the more specific one wins
-            del merged[min(("assay_path", "assay_device"), key=level.__getitem__)]
-        host = _host(raw, name, at, merged, tuple(sorted(groups - {"ungrouped"})))
+                level["assay_path"] != level["assay_device"]:
+            del target[min(("assay_path", "assay_device"), key=level.__getitem__)]
+        host = _host(raw, name, at, target, tuple(sorted(groups - {"ungrouped"})),
+                     {k: val for k, (val, _) in merged.items()})
         if host is not None:
             hosts.append(host)
     return hosts
@@ -199,8 +201,8 @@ def _pick(v: dict[str, Var], *names: str) -> tuple[str, Any, At] | None:
     return found
 
 
-def _host(raw: Raw, name: str, at: At, v: dict[str, Var],
-          groups: tuple[str, ...]) -> Host | None:
+def _host(raw: Raw, name: str, at: At, v: dict[str, Var], groups: tuple[str, ...],
+          every: dict[str, Any]) -> Host | None:
     issues: list[Issue] = []
 
     def text(*names: str) -> str | None:
@@ -255,5 +257,5 @@ def _host(raw: Raw, name: str, at: At, v: dict[str, Var],
                 port=port, path=text("assay_path"), device=text("assay_device"),
                 key_file=text("ansible_private_key_file", "ansible_ssh_private_key_file"),
                 known_hosts=text("assay_known_hosts"), groups=groups,
-                vars={k: val for k, (val, _) in v.items()}, source=f"{at.file}:{at.line}",
+                vars=every, source=f"{at.file}:{at.line}",
                 ssh_args=tuple(ssh_args))
