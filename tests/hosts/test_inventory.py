@@ -131,3 +131,48 @@ def test_a_name_that_does_not_resolve_is_an_error_when_checked_not_parsed() -> N
     assert not r.ok and not r.reachable
     assert r.errors == ["ghost.invalid: no ansible_host, and the name does not resolve "
                         "(inv.ini:1)"]
+
+
+def test_inventory_ssh_args_come_after_assays_own_options() -> None:
+    """ssh keeps an option's first value: the inventory's arguments add a bastion but cannot
+    turn host key checking off or take over the control socket."""
+    from assay.hosts.ssh import SshHost
+
+    [h] = inventory.parse("n1 ansible_host=10.0.0.1 ansible_ssh_common_args='-J ops@jump "
+                          "-o StrictHostKeyChecking=no' ansible_ssh_extra_args=-vC\n", "inv.ini")
+    assert h.ssh_args == ("-J", "ops@jump", "-o", "StrictHostKeyChecking=no", "-vC")
+    with SshHost(h) as ssh:
+        argv = ssh.argv(["true"])
+    strict = argv.index("StrictHostKeyChecking=yes")
+    mine = argv.index("-J")
+    assert strict < argv.index("ControlMaster=auto") < mine < argv.index("--")
+    assert argv[mine:argv.index("--")] == list(h.ssh_args)
+    assert argv[-2:] == ["10.0.0.1", "true"]
+
+
+def test_ssh_args_that_would_change_how_assay_drives_ssh_are_refused() -> None:
+    from assay.hosts.sshargs import split_ssh_args
+
+    assert split_ssh_args("-oProxyJump=b -4 -F cfg -i 'my key'") == [
+        "-oProxyJump=b", "-4", "-F", "cfg", "-i", "my key"]
+    for text, why in {"-n": "-n would close stdin", "-o": "-o needs a value",
+                      "-S /tmp/x": "replace assay's control socket",
+                      "-vN": "-N would run no command", "host": "is not an ssh option",
+                      "-o 'unclosed": "cannot split"}.items():
+        with pytest.raises(ValueError, match=why):
+            split_ssh_args(text)
+
+
+def test_host_ranges() -> None:
+    from assay.hosts.hostpattern import RangeError, expand
+
+    assert expand("db[01:10:3].x") == (["db01.x", "db04.x", "db07.x", "db10.x"], None)
+    assert expand("h[:2]") == (["h0", "h1", "h2"], None)
+    assert expand("[x:Z]")[0][:3] == ["x", "y", "z"] and expand("[x:Z]")[0][-1] == "Z"
+    assert expand("h[1:2]:2200") == (["h1", "h2"], 2200)
+    assert expand("[fe80::1]:2200") == (["fe80::1"], 2200)
+    assert expand("fe80::1") == (["fe80::1"], None)  # no port: a v6 address
+    assert expand("-bad:22") == (["-bad:22"], None)  # not a host: the whole is the name
+    for bad in ("h[1:2", "h[1:2:0]", "h[1:2:x]", "h[1]", "h[b:a]"):
+        with pytest.raises(RangeError):
+            expand(bad)
