@@ -28,7 +28,8 @@ def command() -> None:
 @command.command("check")
 @click.option("--hosts", "hosts_file", required=True,
               type=click.Path(dir_okay=False, path_type=Path),
-              help="Ansible inventory file (INI or YAML).")
+              help="Ansible inventory file (INI or YAML), read with the group_vars/ and "
+                   "host_vars/ beside it, as ansible-inventory reads it.")
 @click.option("--accept-new", is_flag=True,
               help="Trust a host key seen for the first time and add it to known_hosts "
                    "(StrictHostKeyChecking=accept-new). A changed key is still refused.")
