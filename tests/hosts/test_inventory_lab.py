@@ -31,6 +31,10 @@ def test_plan_shows_every_host_of_a_range(tmp_path: Path) -> None:
         assert f"fio job file: hosts/{name}/run.fio" in r.stdout
     assert "[" not in "".join(line.split()[0] for line in r.stdout.splitlines()
                               if line.startswith("  ") and " db x1 " in line)
+    inv.write_text("[db]\nh[1:4] assay_path=/mnt/db\nx[01:100] assay_path=/mnt/db\n")
+    r = assay("plan", "oltp-cluster", "--hosts", str(inv))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert f"{inv}:3: x[01:100]: not a host range Ansible expands" in r.stderr
 
 
 @needs_netns
