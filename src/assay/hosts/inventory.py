@@ -164,13 +164,14 @@ def _resolve(raw: Raw, dirs: VarsDirs) -> list[Host]:
     for g, grp in raw.groups.items():
         for h in grp.hosts:
             direct[h].add(g)
+    ancestors = {g: _ancestors(raw, g) for g in raw.groups}
     hosts = []
     for name, at in raw.hosts.items():
         mine = direct[name] - {"all"}
         if len(mine) > 1:  # Ansible: `ungrouped` holds only hosts in no other group
             mine.discard("ungrouped")
         mine = mine or {"ungrouped"}
-        groups = set(mine).union(*(_ancestors(raw, g) for g in mine)) - {"all"}
+        groups = set(mine).union(*(ancestors[g] for g in mine)) - {"all"}
         order = sorted(groups, key=lambda g: (depth[g], raw.groups[g].priority, g))
         layers: list[dict[str, Var]] = [
             raw.groups["all"].vars, *(raw.groups[g].vars for g in order),
