@@ -184,6 +184,14 @@ REFUSED = {
                              "inv.ini:2: h[5:1]: ", "gives no hosts (begin > end)"),
     "a group name with a dot": ("[web.prod]\nh1 assay_path=/m\n", "inv.ini:1: web.prod: ",
                                 "a group name is letters, digits, _ and -"),
+    "a duplicate YAML key": ("all:\n  hosts:\n    h1: {assay_path: /m, assay_path: /n}\n",
+                             "inv.yml:3: all.hosts.h1.assay_path: ", "duplicate key"),
+    "an unknown YAML group key": ("all:\n  hosts: {h1: {assay_path: /m}}\n  host: {h2: }\n",
+                                  "inv.yml:3: all.host: ", "unknown key (hosts, children, "
+                                  "vars)"),
+    "an !unsafe value": ("all:\n  hosts:\n    h1: {assay_path: /m, x: !unsafe '{{ a }}'}\n",
+                         "inv.yml:3: all.hosts.h1.x: ", "could not determine a constructor "
+                         "for the tag '!unsafe'"),
 }
 
 
@@ -191,7 +199,7 @@ REFUSED = {
 @pytest.mark.parametrize("case", sorted(REFUSED))
 def test_what_assay_refuses_ansible_accepts_it_says_why(case: str, tmp_path: Path) -> None:
     text, where, why = REFUSED[case]
-    path = write(tmp_path, {"inv.ini": text})
+    path = write(tmp_path, {"inv.yml" if text.startswith("all:") else "inv.ini": text})
     assert oracle(path, tmp_path).returncode == 0, "Ansible accepts it"
     with pytest.raises(InventoryError) as e:
         inventory.load(path)
