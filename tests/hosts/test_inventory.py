@@ -176,3 +176,12 @@ def test_host_ranges() -> None:
     for bad in ("h[1:2", "h[1:2:0]", "h[1:2:x]", "h[1]", "h[b:a]"):
         with pytest.raises(RangeError):
             expand(bad)
+
+
+def test_a_name_behind_a_bastion_is_left_to_the_bastion_to_resolve() -> None:
+    [h] = inventory.parse("db.internal.invalid assay_path=/mnt/x "
+                          "ansible_ssh_common_args='-o ProxyCommand=false'\n", "inv.ini")
+    r = check_host(h, connect_timeout=2)
+    assert not r.ok and not r.reachable
+    [error] = r.errors
+    assert "does not resolve" not in error and "cannot connect over SSH" in error, error

@@ -73,7 +73,7 @@ def check_host(host: Host, *, accept_new: bool = False, known_hosts: str | None 
     if host.target is None:
         r.errors.append(f"{host.name}: no assay_path or assay_device: where should fio write? "
                         f"({host.source})")
-    if host.address == host.name:
+    if host.address == host.name and not host.ssh_args:  # a bastion may resolve it there
         try:
             socket.getaddrinfo(host.name, host.port)
         except (OSError, UnicodeError):
