@@ -26,7 +26,7 @@ from assay.integrity.area import AHEAD, CHUNK, OFFSETS_KEPT, aligned, open_file,
 from assay.integrity.fioheader import Fault, check, check_many
 from assay.integrity.fiojobs import HeadedFile
 
-CONFIRM_READS = 3  # a block read bad during the load is read this many times more
+CONFIRM_READS = 5  # a block read bad during the load is read up to this many times more
 CONFIRM_WAIT_S = 0.02
 
 
@@ -104,7 +104,7 @@ def check_file(f: HeadedFile, path: Path, result: WorkloadChecksums, direct: boo
                     continue
                 fault = check(mv[i * bs:(i + 1) * bs], bs, offset)
                 if fault and live:
-                    fault = _confirm(fd, bs, offset, fault)
+                    fault = _confirm(fd, bs, offset, fault, bytes(mv[i * bs:(i + 1) * bs]))
                 if fault:
                     result.add(f.name, offset, fault)
             result.checked += n
@@ -125,20 +125,23 @@ def check_file(f: HeadedFile, path: Path, result: WorkloadChecksums, direct: boo
         os.close(fd)
 
 
-def _confirm(fd: int, bs: int, offset: int, fault: Fault) -> Fault | None:
-    """A block read bad while fio writes: read it again; a write that was in flight leaves a
-    whole block behind, a damaged one stays damaged."""
+def _confirm(fd: int, bs: int, offset: int, fault: Fault, first: bytes) -> Fault | None:
+    """A block read bad while fio writes: read it again until it is whole (a write was in
+    flight) or reads the same twice (damage stays: it counts)."""
     buf = aligned(bs)
     mv = memoryview(buf)[:bs]
+    last = first
     try:
-        for _ in range(CONFIRM_READS):
-            time.sleep(CONFIRM_WAIT_S)
+        for i in range(CONFIRM_READS):
+            time.sleep(CONFIRM_WAIT_S * (i + 1))
             if read_blocks(fd, mv, 1, bs, offset):
                 return fault  # now unreadable: keep what the first read found
             again = check(mv, bs, offset)
             if again is None:
                 return None
-            fault = again
+            if mv == last:
+                return again
+            fault, last = again, bytes(mv)
         return fault
     finally:
         mv.release()
