@@ -27,10 +27,10 @@ integrity: {{size: 4MiB, rate: 20}}
 workloads:
   db: {{kind: oltp, data_iops: 300, log_iops: 20, dataset: 32MiB}}
 timeline:
-  duration: 4s
+  duration: 8s
   warmup: 1s
   steps:
-    - {{name: check, action: verify, at: 2s}}
+    - {{name: check, action: verify, at: 1s}}  # 7 s to finish on a loaded machine
 thresholds:
   integrity.corrupt: "== 0"
   integrity.db.corrupt: "== 0"
@@ -54,17 +54,18 @@ def flip(path: Path, offset: int) -> None:
 
 
 @pytest.fixture(scope="module")
-def verified(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+def verified(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], str]:
     tmp = tmp_path_factory.mktemp("checksum")
     (tmp / "s.yaml").write_text(SCENARIO.format(target=tmp / "target"))
     proc = assay("run", str(tmp / "s.yaml"), "--results", str(tmp / "results"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     run_dir = next(p for p in (tmp / "results").iterdir() if (p / "run.json").is_file())
-    return run_dir, json.loads((run_dir / "run.json").read_text())
+    return run_dir, json.loads((run_dir / "run.json").read_text()), proc.stdout
 
 
-def test_an_undisturbed_run_has_no_corrupt_block(verified: tuple[Path, dict[str, Any]]) -> None:
-    run_dir, run = verified
+def test_an_undisturbed_run_has_no_corrupt_block(
+        verified: tuple[Path, dict[str, Any], str]) -> None:
+    run_dir, run, summary = verified
     sec = run["integrity"]
     files = {f["path"]: f for f in sec["data_files"]}
     assert set(files) == {f"db.data.{i}.dat" for i in range(1, 5)} | {"db.log.1.dat",
@@ -77,6 +78,8 @@ def test_an_undisturbed_run_has_no_corrupt_block(verified: tuple[Path, dict[str,
         assert p["status"] == "completed" and d["checked"] == d["blocks"] == blocks
         assert d["corrupt"] == d["unreadable"] == 0 and d["ok"] == blocks
     assert sec["corrupt"] == 0 and sec["workloads"]["db"]["corrupt"] == 0
+    assert f"final: data files: {blocks:,} of {blocks:,} blocks checksummed in 6 files, 0 " \
+        "corrupt, 0 unreadable" in " ".join(summary.split())
     graded = {t["expr"]: t for t in run["thresholds"]}
     assert run["status"] == "passed" and run["verdict"] == {"passed": 2, "failed": 0}
     assert graded["integrity.db.corrupt == 0"]["observed"] == 0
@@ -87,8 +90,8 @@ def test_an_undisturbed_run_has_no_corrupt_block(verified: tuple[Path, dict[str,
 
 
 def test_five_flipped_bytes_are_five_corrupt_blocks_at_their_offsets(
-        verified: tuple[Path, dict[str, Any]]) -> None:
-    run_dir, run = verified
+        verified: tuple[Path, dict[str, Any], str]) -> None:
+    run_dir, run, _ = verified
     data = Path(run["target"]["path"]) / "db.data.1.dat"
     flips = FLIPS + [data.stat().st_size - 1]
     for offset in flips:
