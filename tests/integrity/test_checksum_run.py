@@ -118,9 +118,11 @@ def test_the_integrity_thresholds_count_the_data_files() -> None:
                "unreadable": 0, "workloads": {"db": {"lost": 0, "stale": 0, "corrupt": 0,
                                                      "unreadable": 0}},
                "data_files": {"corrupt": 2, "unreadable": 0, "workloads": {
-                   "db": {"corrupt": 2, "unreadable": 0, "offsets": []}}}}]
+                   "db": {"corrupt": 2, "unreadable": 0, "offsets": [
+                       {"file": "db.data.2.dat", "offset": 8192, "state": "corrupt"}]}}}}]
     sec = section(IntegritySpec(), True, [], passes, "verified")
     assert sec["workloads"]["db"]["corrupt"] == 2
     for text in ("integrity.corrupt == 0", "integrity.db.corrupt == 0"):
         result = integrity_result(parse(text), sec)
         assert not result.passed and result.observed == 2
+        assert result.note == "first at offset db.data.2.dat@8192"

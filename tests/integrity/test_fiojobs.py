@@ -70,6 +70,9 @@ def test_writes_that_fall_on_no_grid_get_no_headers_and_a_note() -> None:
     assert [f.interval for f in headed_files([mixed])] == [4096]
     assert block_sizes({"bssplit": "4k/50,8k/50"}) is None  # per-direction splits: not ours
     assert block_sizes({"bs": "1m"}) == [1 << 20] and block_sizes({}) == [4096]
+    # a region that starts on the grid keeps it (VDI's writes at 4/5 of each file)
+    assert block_sizes({"bs": "32k", "offset": 3 << 20}) == [32768, 3 << 20]
+    assert block_sizes({"bs": "32k", "offset": "10%"}) is None
 
 
 def test_the_workloads_data_pattern_stays_with_headers() -> None:

@@ -25,7 +25,7 @@ _SIZE = re.compile(r"(\d+)([km]?)i?b?", re.IGNORECASE)
 _SCALE = {"": 1, "k": 1 << 10, "m": 1 << 20}
 # options that move or reshape writes off one grid: such a file gets no headers
 _UNGRIDDED = ("bsrange", "blocksize_range", "bs_unaligned", "blocksize_unaligned", "ba",
-              "blockalign", "offset", "offset_increment", "zonemode", "trim_percentage",
+              "blockalign", "offset_increment", "zonemode", "trim_percentage",
               "verify", "verify_interval", "verify_offset")
 
 
@@ -54,7 +54,8 @@ def _size(text: str) -> int | None:
 
 
 def block_sizes(options: Options) -> list[int] | None:
-    """Every block size a job writes, or None when it is not a plain `bs` or `bssplit`."""
+    """Every block size a job writes, and where its region starts (`offset`: the grid must
+    hold there too), or None when they are not a plain `bs` or `bssplit` and a byte offset."""
     if "bssplit" in options:
         text = str(options["bssplit"])
         if "," in text:
@@ -62,6 +63,8 @@ def block_sizes(options: Options) -> list[int] | None:
         sizes = [_size(part.split("/")[0]) for part in text.split(":") if part]
     else:
         sizes = [_size(str(options.get("bs", "4k")))]
+    if options.get("offset") not in (None, 0, "0"):
+        sizes.append(_size(str(options["offset"])))
     return None if not sizes or None in sizes else [s for s in sizes if s is not None]
 
 
