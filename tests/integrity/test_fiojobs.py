@@ -80,3 +80,6 @@ def test_the_workloads_data_pattern_stays_with_headers() -> None:
     job = next(j for j in p.jobs.values() if j.name.startswith("db.data.1.write"))
     # the data pattern stays (fio 3.33 fills verify buffers at buffer_compress_percentage)
     assert job.options["buffer_compress_percentage"] == 50 and job.options["verify"] == "crc32c"
+    deduped = plan(db=", data: {dedupe: 2.0}")  # fio leaves dedupe out of verify buffers
+    assert any("not dedupe" in n and "db's data" in n for n in deduped.notes)
+    assert not any("dedupe" in n for n in p.notes)

@@ -93,11 +93,17 @@ def apply(streams: list[Stream], workloads: list[str], kinds: dict[str, str]) ->
     notes = [f"integrity: {name} is written in sizes or places that do not fall on one grid of "
              f"whole 512-byte sectors (or by a user's fio job file): no checksum pass over it"
              for name, grid in grids.items() if not grid or grid % MIN_INTERVAL]
+    deduped: set[str] = set()
     for s in streams:
         for job in s.jobs:
             grid = grids.get(str(job.options.get("filename")), 0)
             if grid and not grid % MIN_INTERVAL and _writes(job.options):
                 job.options.update(header_options(grid))
+                if job.options.get("dedupe_percentage"):
+                    deduped.add(s.workload)
+    notes += [f"integrity: fio fills the buffers of writes with verify headers itself and does "
+              f"not apply dedupe_percentage to them: {w}'s data will not dedupe as "
+              f"`data.dedupe` asks (compressibility is kept)" for w in sorted(deduped)]
     return notes
 
 
