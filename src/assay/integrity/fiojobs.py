@@ -21,6 +21,7 @@ from assay.integrity.fioheader import MIN_INTERVAL
 from assay.workloads.base import Stream
 
 WRITES = {"write", "randwrite", "rw", "readwrite", "randrw"}
+PREFILL_BS = 1 << 20  # the prefill writes 1m (plan/model.py, prefill_jobs)
 _SIZE = re.compile(r"(\d+)([km]?)i?b?", re.IGNORECASE)
 _SCALE = {"": 1, "k": 1 << 10, "m": 1 << 20}
 # options that move or reshape writes off one grid: such a file gets no headers
@@ -90,14 +91,20 @@ def apply(streams: list[Stream], workloads: list[str], kinds: dict[str, str]) ->
             grid = math.gcd(*sizes) if plain and sizes else 0
             known = grids.get(name, grid)
             grids[name] = math.gcd(known, grid) if known and grid else 0
+    ends = {f.name: f.size for s in streams for f in s.files}
+    for name, grid in grids.items():
+        # the prefill's 1 MiB writes and the file's end must fall on the grid too, or fio
+        # would lay the prefill's headers elsewhere (it takes the gcd of its sizes instead)
+        if not grid or grid % MIN_INTERVAL or PREFILL_BS % grid or ends.get(name, 0) % grid:
+            grids[name] = 0
     notes = [f"integrity: {name} is written in sizes or places that do not fall on one grid of "
-             f"whole 512-byte sectors (or by a user's fio job file): no checksum pass over it"
-             for name, grid in grids.items() if not grid or grid % MIN_INTERVAL]
+             f"whole 512-byte sectors that divides 1 MiB (or by a user's fio job file): no "
+             f"checksum pass over it" for name, grid in grids.items() if not grid]
     deduped: set[str] = set()
     for s in streams:
         for job in s.jobs:
             grid = grids.get(str(job.options.get("filename")), 0)
-            if grid and not grid % MIN_INTERVAL and _writes(job.options):
+            if grid and _writes(job.options):
                 job.options.update(header_options(grid))
                 if job.options.get("dedupe_percentage"):
                     deduped.add(s.workload)
