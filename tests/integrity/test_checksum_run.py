@@ -126,3 +126,54 @@ def test_the_integrity_thresholds_count_the_data_files() -> None:
         result = integrity_result(parse(text), sec)
         assert not result.passed and result.observed == 2
         assert result.note == "first at offset db.data.2.dat@8192"
+
+
+FLIP = """import sys
+with open(sys.argv[1], "r+b") as f:
+    for offset in map(int, sys.argv[2:]):
+        f.seek(offset)
+        byte = f.read(1)
+        f.seek(offset)
+        f.write(bytes([byte[0] ^ 0xA5]))
+"""
+MID_RUN = """name: checksum-mid-run
+target: {{path: {target}}}
+integrity: {{size: 1MiB, rate: 10}}
+workloads:
+  db: {{kind: oltp, data_iops: 40, log_iops: 4, dataset: 32MiB}}
+timeline:
+  duration: 8s
+  steps:
+    - name: flip
+      action: command
+      at: 1s
+      run: "{python} {script} {{path}}/db.data.2.dat {offsets}"
+    - {{name: check, action: verify, after: flip}}
+thresholds:
+  integrity.corrupt: "== 0"
+"""
+
+
+def test_the_verify_step_finds_bytes_flipped_while_fio_writes(tmp_path: Path) -> None:
+    blocks = [10, 100, 300, 600, 890]  # of 896 in db.data.2.dat
+    (tmp_path / "flip.py").write_text(FLIP)
+    (tmp_path / "s.yaml").write_text(MID_RUN.format(
+        target=tmp_path / "target", python=sys.executable, script=tmp_path / "flip.py",
+        offsets=" ".join(str(b * BS + 1000) for b in blocks)))
+    proc = assay("run", str(tmp_path / "s.yaml"), "--results", str(tmp_path / "results"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # the threshold counts them
+    run_dir = next(p for p in (tmp_path / "results").iterdir() if (p / "run.json").is_file())
+    run = json.loads((run_dir / "run.json").read_text())
+    steps = {e["name"]: e for e in map(json.loads, (run_dir / "events.ndjson").read_text()
+                                           .splitlines()) if e.get("kind") == "step"}
+    assert steps["flip"]["outcome"] == "ok" and steps["check"]["outcome"] == "ok"
+    flipped = {("db.data.2.dat", b * BS) for b in blocks}
+    mid = {(o["file"], o["offset"]) for o in steps["check"]["data_files"]["offsets"]}
+    # ~5 writes/s per file over 896 blocks: fio rewrites one of them within a second rarely
+    assert mid <= flipped and len(mid) >= 4, steps["check"]
+    final = run["integrity"]["passes"][-1]
+    assert final["label"] == "final" and final["lost"] == final["stale"] == 0
+    assert {(o["file"], o["offset"])
+            for o in final["data_files"]["workloads"]["db"]["offsets"]} <= flipped
+    graded = {t["expr"]: t for t in run["thresholds"]}
+    assert graded["integrity.corrupt == 0"]["observed"] == len(mid)  # the worst pass
