@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
-"""Benchmark: the throughput cost of integrity mode. The same closed-loop OLTP scenario (data
-files, 90 % 8k / 10 % 32k random, 60/40 read/write, 4 jobs × iodepth 8) through `assay run`
-without and with `integrity:` at a given writer rate, alternating, on one filesystem; the
-ratio is the IOPS fio achieved with integrity over without (the writer's own IO not counted).
+"""Benchmark: the throughput cost of integrity mode, on a closed-loop OLTP load (data files,
+90 % 8k / 10 % 32k random, 50/50 read/write, 4 jobs × iodepth 8; 32k log writes).
+
+1. Verify headers: the job file `assay plan` renders for the scenario in integrity mode, run by
+   fio as is (every write with fio's crc32c verify headers) and with the verify options taken
+   out, alternating, on one prefilled dataset; the ratio is IOPS with headers over without
+   (the goal is 0.95 or more).
+2. The writer stream (`--rates`): the same scenario through `assay run` without and with
+   `integrity:` at each writer rate, alternating; the ratio is fio's IOPS with integrity over
+   without (headers and the stream together; the writer's own IO not counted).
 
     .venv/bin/python bench/integrity_cost.py [--dir /var/tmp] [--seconds 15] [--rounds 3]
                                              [--rates 100,1000]
@@ -12,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -19,27 +26,82 @@ import sys
 import tempfile
 from pathlib import Path
 
+from assay.plan import load
+
 SCENARIO = """name: integrity-cost
 target: {{path: {path}}}
 {integrity}
 workloads:
   db: {{kind: oltp, dataset: 256MiB, load: {{model: closed, threads: 1, iodepth: 8}}}}
-timeline: {{duration: {seconds}s, warmup: 2s}}
+timeline: {{duration: {seconds}s, warmup: {warmup}s}}
 """
+VERIFY_KEYS = ("verify=", "verify_interval=", "do_verify=", "verify_state_save=")
+
+
+def fio(job: Path, target: Path) -> float:
+    """Total IOPS of one fio run of a job file of assay's (its variables set as assay does)."""
+    env = {**os.environ, "ASSAY_TARGET": str(target), "ASSAY_DIRECT": "1"}
+    out = subprocess.run(["fio", str(job), "--output-format=json"], capture_output=True,
+                         text=True, check=True, env=env, cwd=job.parent).stdout
+    doc = json.loads(out[out.index("{"):])
+    return sum(j["read"]["iops"] + j["write"]["iops"] for j in doc["jobs"])
+
+
+def headers(work: Path, seconds: int, rounds: int) -> None:
+    """IOPS of the same load with and without fio's verify headers, alternating."""
+    scenario = work / "h.yaml"
+    scenario.write_text(SCENARIO.format(path=work / "target", integrity="integrity: on",
+                                        seconds=seconds, warmup=0))
+    plan = load(str(scenario))
+    (work / "target").mkdir(exist_ok=True)
+    (work / "prefill.fio").write_text(plan.jobfile("local", "prefill.fio"))
+    subprocess.run(["fio", str(work / "prefill.fio")], capture_output=True, check=True,
+                   env={**os.environ, "ASSAY_TARGET": str(work / "target"), "ASSAY_DIRECT": "1"})
+    text = plan.jobfile("local", "run.fio")
+    (work / "with.fio").write_text(text)
+    (work / "without.fio").write_text("\n".join(
+        line for line in text.splitlines() if not line.startswith(VERIFY_KEYS)) + "\n")
+    assert "verify" in text and "verify" not in (work / "without.fio").read_text()
+    got: dict[str, list[float]] = {"without": [], "with": []}
+    for r in range(rounds):
+        for name in got:
+            got[name].append(fio(work / f"{name}.fio", work / "target"))
+            print(f"round {r + 1} {name:7} verify headers {got[name][-1]:9.0f} IOPS", flush=True)
+    base, headed = statistics.median(got["without"]), statistics.median(got["with"])
+    print(f"\nmedian IOPS without headers {base:.0f}, with {headed:.0f}: "
+          f"with/without {headed / base:.3f} (goal >= 0.95); rounds "
+          + ", ".join(f"{w / o:.2f}" for w, o in zip(got["with"], got["without"], strict=True)))
 
 
 def run(work: Path, results: Path, integrity: str, seconds: int) -> tuple[float, int]:
     """Achieved IOPS of the measured window, and the writer's acknowledged writes."""
     scenario = work / "s.yaml"
     scenario.write_text(SCENARIO.format(path=work / "target", integrity=integrity,
-                                        seconds=seconds))
+                                        seconds=seconds, warmup=2))
     subprocess.run([sys.executable, "-m", "assay", "run", str(scenario), "--results",
                     str(results)], capture_output=True, check=True)
-    run_dir = max(results.iterdir(), key=lambda p: p.stat().st_mtime)
+    run_dir = max((p for p in results.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)
     record = json.loads((run_dir / "run.json").read_text())
     iops = sum(s["iops"] for s in record["stats"].values())
     acked = sum(f["acknowledged"] for f in (record.get("integrity") or {}).get("files", []))
     return iops, acked
+
+
+def writer(work: Path, seconds: int, rounds: int, rates: list[float]) -> None:
+    variants = {"off": ""} | {f"{r:g}/s": f"integrity: {{rate: {r:g}}}" for r in rates}
+    got: dict[str, list[float]] = {k: [] for k in variants}
+    for r in range(rounds):
+        for name, text in variants.items():
+            iops, acked = run(work, work / "results", text, seconds)
+            got[name].append(iops)
+            print(f"round {r + 1} integrity {name:8} {iops:9.0f} IOPS"
+                  + (f"  ({acked / (seconds + 2):.0f} writes/s acknowledged)" if acked else ""),
+                  flush=True)
+    base = statistics.median(got["off"])
+    print(f"\nmedian IOPS without integrity: {base:.0f}")
+    for name in list(variants)[1:]:
+        m = statistics.median(got[name])
+        print(f"integrity at {name:8}: {m:9.0f} IOPS  with/without {m / base:.3f}")
 
 
 def main() -> int:
@@ -47,25 +109,13 @@ def main() -> int:
     ap.add_argument("--dir", type=Path, default=Path("/var/tmp"))
     ap.add_argument("--seconds", type=int, default=15)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--rates", default="100,1000")
+    ap.add_argument("--rates", default="", help="writer rates to measure too, e.g. 100,1000")
     a = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="assay-bench-integrity-", dir=a.dir))
-    rates = [float(r) for r in a.rates.split(",")]
-    variants = {"off": ""} | {f"{r:g}/s": f"integrity: {{rate: {r:g}}}" for r in rates}
-    got: dict[str, list[float]] = {k: [] for k in variants}
     try:
-        for r in range(a.rounds):
-            for name, text in variants.items():
-                iops, acked = run(work, work / "results", text, a.seconds)
-                got[name].append(iops)
-                print(f"round {r + 1} integrity {name:8} {iops:9.0f} IOPS"
-                      + (f"  ({acked / (a.seconds + 2):.0f} writes/s acknowledged)"
-                         if acked else ""), flush=True)
-        base = statistics.median(got["off"])
-        print(f"\nmedian IOPS without integrity: {base:.0f}")
-        for name in list(variants)[1:]:
-            m = statistics.median(got[name])
-            print(f"integrity at {name:8}: {m:9.0f} IOPS  with/without {m / base:.3f}")
+        headers(work, a.seconds, a.rounds)
+        if a.rates:
+            writer(work, a.seconds, a.rounds, [float(r) for r in a.rates.split(",")])
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

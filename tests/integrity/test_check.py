@@ -69,6 +69,7 @@ def test_the_plan_says_what_integrity_mode_will_write() -> None:
     p = plan_text(text, "s.yaml")
     assert describe(p.resolved, p.streams) == (
         "db: 8 MiB of 8 KiB self-checking blocks each at 50 writes/s, journaled in the run "
-        "directory; verified at the end")
+        "directory; 6 data files written with fio's crc32c verify headers, checksummed by every "
+        "pass; verified at the end")
     p = plan_text(BASE.format(top="", db="", scan="", steps="", thresholds=""), "s.yaml")
     assert describe(p.resolved, p.streams) == "off"

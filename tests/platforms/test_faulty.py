@@ -234,6 +234,9 @@ def test_disk_failure_end_to_end(tmp_path: Path) -> None:
             ("check#1", "completed", 2048), ("final", "completed", 2048)]
         assert all(p[k] == 0 for p in integrity["passes"]
                    for k in ("lost", "stale", "corrupt", "unreadable")), integrity["passes"]
+        # and every block of OLTP's own files checksums (fio's verify headers) after the rebuild
+        assert all(p["data_files"]["checked"] == p["data_files"]["blocks"] > 15000
+                   for p in integrity["passes"]), integrity["passes"]
         assert all(graded[f"integrity.{k} == 0"]["passed"]
                    for k in ("lost", "stale", "corrupt", "unreadable"))
     finally:

@@ -315,6 +315,10 @@ def test_integrity_passes_and_offsets_are_shown(tmp_path: Path, open_report: Any
                "mbps": 812.5, "workloads": {"db": {"offsets": {
                    "corrupt": [8192, 65536], **({"stale": [40960]} if i else {})},
                    "corrupt": 2, "stale": i}}} for i, n in enumerate(("check#1", "final"))]
+    passes[1]["data_files"] = {  # the checksum pass over the workload's own files
+        "files": 4, "blocks": 7680, "checked": 7680, "ok": 7679, "corrupt": 1, "unreadable": 0,
+        "workloads": {"db": {"offsets": [{"file": "db.data.1.dat", "offset": 24576,
+                                          "state": "corrupt", "fault": "data checksum"}]}}}
     record["integrity"] = section(IntegritySpec(), True, [
         {"workload": "db", "blocks": 4096, "block_size": 8192, "acknowledged": 900,
          "write_errors": 0}], passes, "verified")
@@ -328,3 +332,6 @@ def test_integrity_passes_and_offsets_are_shown(tmp_path: Path, open_report: Any
     text = o.page.inner_text("body")
     assert "final: db stale at byte offsets 40960" in text
     assert "check#1: db corrupt at byte offsets 8192, 65536" in text
+    assert "final: data files (fio's verify headers, Jetstress' checksum pass): 7,680 of " \
+        "7,680 blocks in 4 files, 1 corrupt, 0 unreadable" in text
+    assert "final: db data db.data.1.dat at 24576 (data checksum)" in text

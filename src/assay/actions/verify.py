@@ -5,7 +5,9 @@
 
 The writers keep writing; the pass takes each file's lock chunk by chunk, so what it reads and
 what the journal says agree. The step records the counts (lost, stale, corrupt, unreadable)
-and the first offsets; they count in the `integrity.*` thresholds like the final pass. Problems
+and the first offsets, and checksums the workloads' own data files by their fio verify headers
+(a block read bad while fio writes is read again before it counts); they count in the
+`integrity.*` thresholds like the final pass. Problems
 do not fail the step: thresholds grade them.
 """
 
@@ -38,6 +40,12 @@ def run(p: Params, ctx: ActionContext) -> str:
         "status", "checked", "blocks", "seconds", "mbps", "lost", "stale", "corrupt",
         "unreadable")}, "offsets": {w: r["offsets"] for w, r in result["workloads"].items()
                                     if r["offsets"]}})
+    sums = result.get("data_files")
+    if sums:  # the workloads' own files, by fio's verify headers
+        ctx.details["data_files"] = {**{k: sums[k] for k in (
+            "files", "blocks", "checked", "corrupt", "unreadable")}, "offsets": [
+            o for r in sums["workloads"].values() for o in r["offsets"]][:20]}
     found = ", ".join(f"{n} {k}" for k, n in counts.items() if n) or "no problem"
-    return (f"verified {result['checked']} of {result['blocks']} blocks "
+    data = f" and {sums['checked']} data-file blocks" if sums else ""
+    return (f"verified {result['checked']} of {result['blocks']} blocks{data} "
             f"({result['mbps']:g} MB/s, {result['status']}): {found}")

@@ -26,11 +26,13 @@ EXIT = {"passed": ExitCode.PASSED, "failed": ExitCode.FAILED,
 @results_option
 def command(run: str, json_mode: bool, results: Path | None) -> None:
     """Check every integrity block of RUN (an id, a prefix, a path or `last`) against the
-    journal of acknowledged writes the run kept, like Jetstress' closing checksum pass.
+    journal of acknowledged writes the run kept, and every block of the workloads' own data
+    files against its fio verify header, like Jetstress' closing checksum pass.
 
     \b
-    Reports the blocks lost, stale, corrupt and unreadable (first 100 offsets each), the
-    throughput of the pass, and a verdict; writes RUN/verify.json. Ctrl-C stops the pass and
+    Reports the blocks lost, stale, corrupt and unreadable (first 100 offsets each, data
+    files' by file and offset), the throughput of the pass, and a verdict; writes
+    RUN/verify.json. Ctrl-C stops the pass and
     leaves verify.json with status `interrupted` and what was counted so far.
     Exit: 0 every block ok, 1 a problem found, 130 interrupted, 2 nothing to verify.
 
@@ -64,12 +66,19 @@ def _print(doc: dict[str, Any], path: Path) -> None:
     con.print(f"[bold {colour}]{doc['status'].upper()}[/]  verify {doc['run']}: "
               f"{p['checked']} of {p['blocks']} blocks checked, {p['mbps']:g} MB/s "
               f"({p['bytes'] / 1e6:.1f} MB in {p['seconds']:g}s)")
+    sums = p.get("data_files") or {}
+    if sums:
+        con.print(f"  data files: {sums['checked']:,} of {sums['blocks']:,} blocks in "
+                  f"{sums['files']} files checksummed (fio's verify headers): "
+                  f"{sums['corrupt']} corrupt, {sums['unreadable']} unreadable")
     for k in PROBLEMS:
         n = p[k.value]
         if not n:
             continue
-        offsets = [f"{w}@{o}" for w, r in p["workloads"].items()
-                   for o in r["offsets"].get(k.value, [])][:10]
+        offsets = ([f"{w}@{o}" for w, r in p["workloads"].items()
+                    for o in r["offsets"].get(k.value, [])]
+                   + [f"{o['file']}@{o['offset']}" for r in sums.get("workloads", {}).values()
+                      for o in r["offsets"] if o["state"] == k.value])[:10]
         con.print(f"  {k.value}: {n}  first at {', '.join(offsets)}")
     if p.get("reason"):
         con.print(f"  {p['reason']}")

@@ -11,6 +11,9 @@ from pathlib import Path
 from typing import Any
 
 SUBDIR = "assay-integrity"
+CHUNK = 2 << 20  # bytes per read of a pass
+AHEAD = 4  # reads in flight while a chunk is checked
+OFFSETS_KEPT = 100  # per kind of problem and file, the first ones
 
 
 @dataclass(frozen=True)
@@ -55,3 +58,23 @@ def open_file(path: Path, flags: int, direct: bool) -> tuple[int, bool]:
 def aligned(size: int) -> mmap.mmap:
     """A page-aligned buffer, as O_DIRECT needs."""
     return mmap.mmap(-1, max(size, mmap.PAGESIZE))
+
+
+def read_blocks(fd: int, mv: memoryview, n: int, bs: int, pos: int) -> set[int]:
+    """Read n blocks at pos into mv; the indexes of the blocks that could not be read. A short
+    read (a truncated file) leaves zeros: those blocks are lost, not unreadable."""
+    try:
+        got = os.preadv(fd, [mv[:n * bs]], pos)
+        if got < n * bs:
+            mv[got:n * bs] = bytes(n * bs - got)
+        return set()
+    except OSError as e:
+        if e.errno not in (errno.EIO, errno.ENODATA, errno.EUCLEAN):
+            raise
+    bad = set()
+    for i in range(n):  # locate the unreadable blocks
+        try:
+            os.preadv(fd, [mv[i * bs:(i + 1) * bs]], pos + i * bs)
+        except OSError:
+            bad.add(i)
+    return bad

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from assay.integrity.fiojobs import headed_files
 from assay.integrity.session import settings
 from assay.scenario.models import ResolvedScenario
 from assay.scenario.yamlsource import Issue
@@ -56,6 +57,9 @@ def describe(resolved: ResolvedScenario, streams: list[Stream]) -> str:
     spec, chosen = settings(resolved, writing(streams))
     if not chosen:
         return "off"
+    headed = headed_files(streams)
     return (f"{', '.join(chosen)}: {spec.size >> 20} MiB of {spec.block >> 10} KiB self-checking "
             f"blocks each at {spec.rate:g} writes/s, journaled in the run directory; "
+            + (f"{len(headed)} data files written with fio's crc32c verify headers, "
+               f"checksummed by every pass; " if headed else "")
             + ("verified at the end" if spec.final else "no final pass"))

@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from assay.integrity.check import writing
+from assay.integrity.fiojobs import headed_files
 from assay.integrity.session import Session, settings
 from assay.plan import Plan
+from assay.prefill import data_hash
 
 
 def open_session(plan: Plan, run_id: str, directory: Path, run_dir: Path,
@@ -17,7 +19,9 @@ def open_session(plan: Plan, run_id: str, directory: Path, run_dir: Path,
     spec, chosen = settings(plan.resolved, writing(plan.streams))
     if not chosen:
         return None
-    return Session(run_id, spec, chosen, directory, run_dir, direct, plan.scenario.seed)
+    files = headed_files(plan.streams)
+    return Session(run_id, spec, chosen, directory, run_dir, direct, plan.scenario.seed, files,
+                   {f.name: data_hash(plan, f.name) for f in files})
 
 
 def close(session: Session, status: str) -> dict[str, Any]:

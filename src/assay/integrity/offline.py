@@ -19,8 +19,10 @@ from typing import Any
 from assay.exitcodes import UserError
 from assay.integrity.area import Area, aligned, open_file
 from assay.integrity.block import HEADER, MAGIC, PROBLEMS
+from assay.integrity.fiojobs import HeadedFile
 from assay.integrity.journal import Journal
 from assay.integrity.verify import run_pass
+from assay.platforms.safety import read_manifest
 from assay.results.record import RunRecord
 
 RESULT = "verify.json"
@@ -55,6 +57,27 @@ def load(run_dir: Path, record: RunRecord) -> tuple[list[Area], dict[str, Any], 
     return areas, gens, bool(section.get("direct", True))
 
 
+def data_files(record: RunRecord) -> list[tuple[HeadedFile, Path]]:
+    """The workloads' own files the run wrote with fio's verify headers, each where it is;
+    a UserError for one that is gone or that a later run has rewritten without headers."""
+    target = Path(record.target.path or "")
+    manifest = read_manifest(target)
+    out = []
+    for d in (record.integrity or {}).get("data_files", []):
+        f = HeadedFile(str(d["workload"]), str(d["path"]), int(d["size"]), int(d["interval"]))
+        path = target / f.name
+        if not path.is_file():
+            raise UserError(f"{path}: the data file of workload {f.workload!r} is gone (the "
+                            f"target was removed or cleaned)")
+        now = (manifest.get(f.name) or {}).get("data")
+        if manifest and d.get("data") and now != d["data"]:
+            raise UserError(f"{path} was rewritten by a later run with another data pattern "
+                            f"(no verify headers, or other ones): its blocks cannot be checked "
+                            f"against this run's")
+        out.append((f, path))
+    return out
+
+
 def _same_writer(a: Area) -> None:
     """Refuse a file that a later run has rewritten: its blocks would all look misplaced."""
     fd, _ = open_file(a.path, os.O_RDONLY, True)
@@ -75,12 +98,14 @@ def _same_writer(a: Area) -> None:
 def verify_run(run_dir: Path, record: RunRecord, stop: threading.Event,
                progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     areas, gens, direct = load(run_dir, record)
+    data = data_files(record)
     started = time.time()
     doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "run": run_dir.name,
                            "started": started, "status": "running",
-                           "files": [str(a.path) for a in areas]}
+                           "files": [str(a.path) for a in areas] + [str(p) for _, p in data]}
     _write(run_dir, doc)
-    result = run_pass(areas, gens, direct, "assay verify", None, None, stop, progress)
+    result = run_pass(areas, gens, direct, "assay verify", None, None, stop, progress,
+                      data=data)
     if result["status"] == "interrupted" and stop.is_set():
         result["reason"] = "interrupted by the user"
     problems = sum(int(result[p.value]) for p in PROBLEMS)

@@ -14,6 +14,7 @@ from typing import Any
 
 from assay.integrity.area import SUBDIR, Area, writer_id
 from assay.integrity.block import PROBLEMS
+from assay.integrity.fiojobs import HeadedFile
 from assay.integrity.journal import Journal
 from assay.integrity.verify import run_pass
 from assay.integrity.writer import Writer
@@ -36,7 +37,9 @@ def settings(resolved: ResolvedScenario, writing: set[str]) -> tuple[IntegritySp
 
 class Session:
     def __init__(self, run_id: str, spec: IntegritySpec, workloads: list[str], target: Path,
-                 run_dir: Path, direct: bool, seed: int):
+                 run_dir: Path, direct: bool, seed: int,
+                 data_files: list[HeadedFile] | None = None,
+                 data_hashes: dict[str, str] | None = None):
         self.run_id = run_id
         self.spec = spec
         self.target = target
@@ -46,6 +49,10 @@ class Session:
         self.areas = [Area(w, target / SUBDIR / f"{w}.blk", spec.block, blocks,
                            writer_id(run_id, w)) for w in workloads]
         self.writers: dict[str, Writer] = {}
+        # the workloads' own files, written with fio's verify headers (fiojobs.py), and what
+        # their content depends on (the prefill's data hash: a later run may rewrite them)
+        self.data_files = data_files or []
+        self.data_hashes = data_hashes or {}
         self.seed = seed
         self.passes: list[dict[str, Any]] = []
         self.status = "prepared"
@@ -77,11 +84,14 @@ class Session:
 
     def verify(self, label: str, t: float | None = None,
                stop: threading.Event | None = None) -> dict[str, Any]:
-        """A pass over every file now, beside the writers; recorded in the session."""
+        """A pass over every file now, beside the writers (and fio, while the load runs: then
+        the data files' bad blocks are read twice); recorded in the session."""
         with self._verifying:
             return run_pass(self.areas, {n: w.journal.gens for n, w in self.writers.items()},
                             self.direct, label, t, {n: w.lock for n, w in self.writers.items()},
-                            stop, sink=self.passes)
+                            stop, sink=self.passes,
+                            data=[(f, self.target / f.name) for f in self.data_files],
+                            live=self.status == "writing")
 
     def finish(self, t: float | None) -> dict[str, Any]:
         """Stop the writers and, unless the scenario says not to, verify every block."""
@@ -102,23 +112,32 @@ class Session:
              "direct_writes": a.workload in self.writers and self.writers[a.workload].direct,
              **({"last_error": self.writers[a.workload].last_error}
                 if a.workload in self.writers and self.writers[a.workload].last_error else {})}
-            for a in self.areas], self.passes, self.status, self.reason)
+            for a in self.areas], self.passes, self.status, self.reason,
+            [{**f.to_json(), "data": self.data_hashes.get(f.name, "")}
+             for f in self.data_files])
 
 
 def section(spec: IntegritySpec, direct: bool, files: list[dict[str, Any]],
-            passes: list[dict[str, Any]], status: str, reason: str = "") -> dict[str, Any]:
-    """run.json's `integrity`: settings, files, passes, and for each problem the worst count
-    of any pass (a block found corrupt mid-run and rewritten later still counts)."""
+            passes: list[dict[str, Any]], status: str, reason: str = "",
+            data_files: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """run.json's `integrity`: settings, files (and the workloads' own headed data files),
+    passes, and for each problem the worst count of any pass (a block found corrupt mid-run
+    and rewritten later still counts); a workload's count in a pass is its journaled
+    blocks' and its data files' together."""
     worst = {p.value: max((int(x.get(p.value, 0)) for x in passes), default=0)
              for p in PROBLEMS}
     per: dict[str, dict[str, int]] = {}
     for x in passes:
-        for w, r in x.get("workloads", {}).items():
+        sums = x.get("data_files", {}).get("workloads", {})
+        for w in {**x.get("workloads", {}), **sums}:
             mine = per.setdefault(w, {p.value: 0 for p in PROBLEMS})
             for p in PROBLEMS:
-                mine[p.value] = max(mine[p.value], int(r.get(p.value, 0)))
+                n = int(x.get("workloads", {}).get(w, {}).get(p.value, 0)) + \
+                    int(sums.get(w, {}).get(p.value, 0))
+                mine[p.value] = max(mine[p.value], n)
     return {"status": status, **({"reason": reason} if reason else {}),
             "settings": spec.model_dump(mode="json"), "direct": direct, "files": files,
+            **({"data_files": data_files} if data_files else {}),
             "passes": passes, **worst, "workloads": per}
 
 

@@ -7,7 +7,6 @@ so far, on Ctrl-C or when `stop` is set.
 from __future__ import annotations
 
 import contextlib
-import errno
 import functools
 import os
 import struct
@@ -18,14 +17,13 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from assay.integrity.area import Area, aligned, open_file
+from assay.integrity.area import AHEAD, CHUNK, OFFSETS_KEPT, Area, aligned, open_file, read_blocks
 from assay.integrity.block import HEADER, MAGIC, PROBLEMS, RESIDUE, State, classify, crc32
-
-CHUNK = 2 << 20
-AHEAD = 4  # reads in flight while a chunk is checked
-OFFSETS_KEPT = 100  # per kind of problem and file, the first ones
+from assay.integrity.checksum import WorkloadChecksums, check_files, summary
+from assay.integrity.fiojobs import HeadedFile
 
 
 @dataclass
@@ -70,7 +68,7 @@ def verify_file(area: Area, gens: array[int], result: FileResult, direct: bool =
         n = min(per, area.blocks - first)
         with guard:
             expected = gens[first:first + n]
-            bad = _read(fd, views[k], n, bs, first * bs)
+            bad = read_blocks(fd, views[k], n, bs, first * bs)
         return _Chunk(first, n, k, expected, bad)
 
     pool = ThreadPoolExecutor(AHEAD, thread_name_prefix=f"verify-{area.workload}")
@@ -143,26 +141,6 @@ def _blocks(size: int) -> struct.Struct:
     return struct.Struct(f"{HEADER.format[:-1]}{size - HEADER.size + 8}x")
 
 
-def _read(fd: int, mv: memoryview, n: int, bs: int, pos: int) -> set[int]:
-    """Read n blocks at pos into mv; the indexes of the blocks that could not be read. A short
-    read (a truncated file) leaves zeros: those blocks are lost, not unreadable."""
-    try:
-        got = os.preadv(fd, [mv[:n * bs]], pos)
-        if got < n * bs:
-            mv[got:n * bs] = bytes(n * bs - got)
-        return set()
-    except OSError as e:
-        if e.errno not in (errno.EIO, errno.ENODATA, errno.EUCLEAN):
-            raise
-    bad = set()
-    for i in range(n):  # locate the unreadable blocks
-        try:
-            os.preadv(fd, [mv[i * bs:(i + 1) * bs]], pos + i * bs)
-        except OSError:
-            bad.add(i)
-    return bad
-
-
 def totals(files: list[FileResult]) -> dict[str, int]:
     out = {"blocks": sum(f.blocks for f in files), "checked": sum(f.checked for f in files)}
     for s in State:
@@ -174,22 +152,32 @@ def run_pass(areas: list[Area], gens: dict[str, array[int]], direct: bool, label
              t: float | None = None, locks: dict[str, threading.Lock] | None = None,
              stop: threading.Event | None = None,
              progress: Callable[[int], None] | None = None,
-             sink: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+             sink: list[dict[str, Any]] | None = None,
+             data: list[tuple[HeadedFile, Path]] | None = None,
+             live: bool = False) -> dict[str, Any]:
     """One pass over every file: the pass's record (status completed / interrupted / failed),
     also appended to `sink`. Whatever else ends it (the run being stopped) is re-raised once
-    the pass is in `sink` as interrupted, with what it had counted."""
+    the pass is in `sink` as interrupted, with what it had counted. `data`: the workloads' own
+    headed files, checksummed after the journaled blocks (checksum.py; `live`: fio may be
+    writing them); their corrupt and unreadable blocks count in the pass's totals."""
     started = time.monotonic()
     files: list[FileResult] = []
+    sums: dict[str, WorkloadChecksums] = {}
     status, reason = "completed", ""
 
     def record() -> dict[str, Any]:
         seconds = time.monotonic() - started
-        nbytes = sum(f.bytes for f in files)
+        checked = summary(sums) if data else None
+        nbytes = sum(f.bytes for f in files) + (checked["bytes"] if checked else 0)
         result = {"label": label, **({"t": round(t, 2)} if t is not None else {}),
                   "status": status, **({"reason": reason} if reason else {}),
                   "seconds": round(seconds, 3), "bytes": nbytes,
                   "mbps": round(nbytes / 1e6 / seconds, 1) if seconds > 0 else 0.0,
                   **totals(files), "workloads": {f.workload: f.to_json() for f in files}}
+        if checked:
+            result["data_files"] = checked
+            for k in ("corrupt", "unreadable"):
+                result[k] += checked[k]
         if sink is not None:
             sink.append(result)
         return result
@@ -202,6 +190,10 @@ def run_pass(areas: list[Area], gens: dict[str, array[int]], direct: bool, label
             if not done:
                 status, reason = "interrupted", "the run ended during the pass"
                 break
+        if data and status == "completed":
+            done = check_files(data, direct, stop, live, progress, sums)
+            if not done:
+                status, reason = "interrupted", "the run ended during the pass"
     except KeyboardInterrupt:
         status, reason = "interrupted", "interrupted by the user"
     except OSError as e:

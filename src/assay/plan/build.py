@@ -19,6 +19,9 @@ from assay import workloads
 from assay.fio.jobfile import fio_seconds
 from assay.hosts.inventory import Host
 from assay.integrity.check import check as check_integrity
+from assay.integrity.check import writing
+from assay.integrity.fiojobs import apply as add_headers
+from assay.integrity.session import settings as integrity_settings
 from assay.metrics.duetime import IOLOG_SUFFIX, paced_jobs
 from assay.metrics.summary import ComponentInfo
 from assay.plan.model import Plan, render_jobfiles
@@ -136,6 +139,9 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
     issues.extend(check_integrity(resolved, streams, thresholds, hosts is not None))
     if issues:
         raise ScenarioInvalid(issues)
+    _, verified = integrity_settings(resolved, writing(streams))
+    ctx.notes.extend(add_headers(streams, verified,
+                                 {n: w.kind for n, w in resolved.workloads.items()}))
     plan = Plan(resolved, streams, thresholds, run_seconds, sc.timeline.warmup, ctx.notes,
                 intended_note=log_due_times(streams, sc.timeline.warmup + run_seconds)
                 if hosts is None else "not computed: a cluster run reads no issue logs from "

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from assay.exitcodes import UserError
 from assay.fio.jobfile import FioJob, Options, fio_seconds, render
+from assay.integrity.fiojobs import prefill_options
 from assay.metrics.sampler import ComponentSpec
 from assay.metrics.summary import ComponentInfo
 from assay.scenario.models import ResolvedScenario, Scenario
@@ -172,11 +173,13 @@ def _run_jobfile(plan: Plan) -> str:
 
 def prefill_jobs(plan: Plan) -> list[FioJob]:
     """Sequential 1 MiB writes of each file with its workload's data pattern; one section per
-    file, so a run writes only the stale ones (fio --section) from the same job file."""
+    file, so a run writes only the stale ones (fio --section) from the same job file. A file
+    the load writes with verify headers (integrity mode) gets them from the prefill on."""
     data_opts = {f.name: _write_data_options(s) for s in plan.streams for f in s.files}
+    headers = prefill_options(plan.streams)
     return [FioJob(f"{PREFILL_PREFIX}{name}", {
         "filename": name, "size": size, "rw": "write", "bs": "1m", "iodepth": 8,
-        **data_opts.get(name, {}),
+        **data_opts.get(name, {}), **headers.get(name, {}),
     }) for name, size in plan.files]
 
 

@@ -185,3 +185,15 @@ def _integrity_table(console: Console, run: RunRecord) -> None:
                 more = " ..." if r.get(k, 0) > 10 else ""
                 console.print(f"  {p.get('label')}: {w} {k} at {', '.join(map(str, offsets[:10]))}"
                               f"{more}")
+        sums = p.get("data_files")
+        if sums:  # the workloads' own files, by fio's verify headers (integrity/checksum.py)
+            console.print(f"  {p.get('label')}: data files: {sums['checked']:,} of "
+                          f"{sums['blocks']:,} blocks checksummed in {sums['files']} files, "
+                          f"{sums['corrupt']} corrupt, {sums['unreadable']} unreadable")
+            for w, r in sums.get("workloads", {}).items():
+                bad = [f"{o['file']}@{o['offset']}" + (f" ({o['fault']})" if o.get("fault") else
+                                                      f" ({o['state']})")
+                       for o in r.get("offsets", [])]
+                if bad:
+                    more = " ..." if r["corrupt"] + r["unreadable"] > 10 else ""
+                    console.print(f"  {p.get('label')}: {w} data at {', '.join(bad[:10])}{more}")

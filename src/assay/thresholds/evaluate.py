@@ -207,8 +207,11 @@ def integrity_result(t: Threshold, section: Mapping[str, Any]) -> Result:
     observed = source.get(t.metric)
     if observed is None:
         return Result(t, what, None, t.value, False, "this workload was not verified")
-    offsets = [o for p in section.get("passes", []) for w in p.get("workloads", {}).values()
+    offsets = [str(o) for p in section.get("passes", []) for w in p.get("workloads", {}).values()
                for o in w.get("offsets", {}).get(t.metric, [])]
+    offsets += [f"{o['file']}@{o['offset']}" for p in section.get("passes", [])
+                for w in p.get("data_files", {}).get("workloads", {}).values()
+                for o in w.get("offsets", []) if o.get("state") == t.metric]  # data files
     note = f"first at offset {offsets[0]}" if offsets else ""
     return Result(t, what, float(observed), t.value, t.holds(float(observed), t.value), note)
 

@@ -121,6 +121,15 @@
           if (offs[k] && offs[k].length) add(app, "p", "muted", p.label + ": " + w + " " + k + " at byte offsets " + offs[k].join(", ") + (p.workloads[w][k] > offs[k].length ? " (first " + offs[k].length + ")" : ""));
         });
       });
+      var sums = p.data_files;
+      if (!sums) return;
+      add(app, "p", sums.corrupt || sums.unreadable ? "bad" : "hint", p.label + ": data files (fio's verify headers, Jetstress' checksum pass): " + num(sums.checked, 0) + " of " + num(sums.blocks, 0) + " blocks in " + num(sums.files, 0) + " files, " + num(sums.corrupt, 0) + " corrupt, " + num(sums.unreadable, 0) + " unreadable").className += " data-files";
+      Object.keys(sums.workloads || {}).forEach(function (w) {
+        var offs = sums.workloads[w].offsets || [];
+        if (offs.length) add(app, "p", "muted", p.label + ": " + w + " data " + offs.map(function (o) {
+          return o.file + " at " + o.offset + " (" + (o.fault || o.state) + ")";
+        }).join(", "));
+      });
     });
   }
 
