@@ -8,7 +8,6 @@ the scraper's Accept header as Prometheus' own client libraries do.
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import socket
 import threading
 import time
@@ -21,31 +20,9 @@ from rich.console import Console
 from assay.exitcodes import UserError
 from assay.metrics.duetime import due_windows
 from assay.metrics.exposition import OPENMETRICS, TEXT, wants_openmetrics
+from assay.observe.address import is_loopback, parse_address
 from assay.observe.live import LiveMetrics
 from assay.plan import Plan
-
-DEFAULT_HOST = "127.0.0.1"
-
-
-def parse_address(value: str) -> tuple[str, int]:
-    """`PORT`, `HOST:PORT` or `[V6]:PORT` -> (host, port); the host defaults to loopback."""
-    host, sep, port = value.rpartition(":")
-    if not sep:
-        host, port = DEFAULT_HOST, value
-    host = host.strip("[]") or DEFAULT_HOST
-    if not port.isdigit() or not 0 < int(port) < 65536:
-        raise UserError(f"--metrics {value!r}: expected [ADDRESS:]PORT with a port 1-65535, "
-                        "e.g. --metrics 9464 or --metrics 127.0.0.1:9464")
-    return host, int(port)
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -127,7 +104,10 @@ def serving(address: str | None, plan: Plan, console: Console) -> Iterator[LiveM
     if not address:
         yield None
         return
-    host, port = parse_address(address)
+    try:
+        host, port = parse_address(address, "--metrics")
+    except ValueError as e:
+        raise UserError(str(e)) from None
     metrics = LiveMetrics(plan.name, {c: jobs for c, (jobs, _, _) in due_windows(plan).items()})
     server = MetricsServer(metrics, host, port).start()
     if not is_loopback(host):
