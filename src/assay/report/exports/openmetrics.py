@@ -45,7 +45,7 @@ def render(run_dir: Path, record: RunRecord) -> str:
     fams = catalogue()
     base = {"run_id": record.id or run_dir.name, "scenario": record.scenario.name}
     hosts = {w: str(v.get("host") or "local") for w, v in record.plan.workloads.items()}
-    end = t0 + (record.elapsed_s or 0.0)
+    end = record.ended or t0
     fams["assay_run"].add(1, base, timestamp=t0)
     series = _by_key(read_rows(run_dir, "series"), "c")
     last = t0
