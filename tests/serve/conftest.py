@@ -8,6 +8,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,13 @@ class Served:
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     root = tmp_path_factory.mktemp("serve") / "results"
     runs = build(root)
+    with serving(root) as url:
+        yield Served(root, url, runs)
+
+
+@contextmanager
+def serving(root: Path) -> Iterator[str]:
+    """`assay serve --results ROOT` on a free port: its base URL."""
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "assay", "serve", "--port", str(port),
                              "--results", str(root)], stdout=subprocess.PIPE,
@@ -43,7 +51,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise AssertionError(f"assay serve did not start: {proc.stdout.read()}")
             time.sleep(0.3)
-        yield Served(root, url, runs)
+        yield url
     finally:
         proc.terminate()
         try:
