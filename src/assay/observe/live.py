@@ -75,7 +75,8 @@ class LiveMetrics:
         fams = catalogue()
         with self._lock:
             self.due.update()
-            base = {"run_id": self.run_id, "scenario": self.scenario}
+            base = {"run_id": self.run_id, "scenario": self.scenario} if self.run_id else \
+                {"scenario": self.scenario}  # no run directory yet
             fams["assay_run"].add(1, base)
             for p in PHASES:
                 fams["assay_phase"].add(1 if p == self._phase else 0, {**base, "phase": p})

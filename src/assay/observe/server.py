@@ -117,7 +117,7 @@ def serving(address: str | None, plan: Plan, console: Console) -> Iterator[LiveM
     console.print(f"  metrics  http://{server.address}/metrics", highlight=False)
     try:
         yield metrics
-    finally:
         metrics.ended()
-        time.sleep(LINGER_S)
+        time.sleep(LINGER_S)  # not after an exception: that run is already over
+    finally:
         server.stop()
