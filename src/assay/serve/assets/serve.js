@@ -84,9 +84,10 @@
       cell(tr, name, "scenario");
       var st = el("span"); st.appendChild(status(r.status));
       if (r.status === "running") { st.appendChild(document.createTextNode(" ")); add(st, "span", "muted", "(live)"); }
-      cell(tr, st, "status");
+      cell(tr, st, "status").style.whiteSpace = "nowrap";
       cell(tr, r.passed === null || r.passed === undefined ? "–" : r.passed + " passed, " + (r.failed || 0) + " failed");
-      cell(tr, r.platform || "–"); cell(tr, (r.hosts || []).join(", ") || "–");
+      cell(tr, r.platform || "–");
+      cell(tr, (r.hosts || []).join(", ") || "–").style.whiteSpace = "nowrap";
       cell(tr, duration(r.duration_s)); cell(tr, r.id, "mono");
     });
     if (!data.runs.length) add(app, "p", "muted", "No run matches these filters.");
@@ -112,7 +113,8 @@
     var facts = [];
     Object.keys(rec).forEach(function (k) {
       var v = rec[k];
-      if (k !== "trials" && (v === null || typeof v !== "object")) facts.push([k, v]);
+      if (k !== "trials" && (v === null || typeof v !== "object"))
+        facts.push([k, /^(created|started|ended)$/.test(k) && typeof v === "number" ? dateText(v) : v]);
     });
     var kv = table(app, ["field", "value"]);
     kv.parentNode.classList.add("kv");
