@@ -30,11 +30,14 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def http_get(url: str, headers: dict[str, str] | None = None, timeout: float = 5.0) \
-        -> tuple[int, dict[str, str], bytes]:
-    req = urllib.request.Request(url, headers=headers or {})
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never via a proxy
+
+
+def http_get(url: str, headers: dict[str, str] | None = None, timeout: float = 5.0,
+             method: str = "GET") -> tuple[int, dict[str, str], bytes]:
+    req = urllib.request.Request(url, headers=headers or {}, method=method)
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
+        with _DIRECT.open(req, timeout=timeout) as r:
             return r.status, dict(r.headers), r.read()
     except urllib.error.HTTPError as e:
         return e.code, dict(e.headers), e.read()

