@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from assay.metrics.exposition import Family, render, wants_openmetrics
+from assay.metrics.families import workload_hosts
 from assay.report.exports import render as export
 from assay.report.exports.openmetrics import load_start
 from assay.results.rundir import read_record
@@ -77,3 +78,10 @@ def test_recorded_run_export_is_accepted_by_promtool(tmp_path: Path) -> None:
 def test_a_unit_must_end_the_name(bad: str) -> None:
     with pytest.raises(ValueError):
         Family(bad, "gauge", "h", "seconds")
+
+
+def test_component_host_label() -> None:
+    workloads = {"db": {"host": "local"}, "mail": {"host": "n2"}}
+    assert workload_hosts(workloads, ["local"]) == {"db": "local", "mail": "n2"}
+    # over several hosts a component's series is merged: its label says so
+    assert workload_hosts(workloads, ["n1", "n2"]) == {"db": "cluster", "mail": "cluster"}

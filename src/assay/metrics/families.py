@@ -62,6 +62,15 @@ def workload_of(component: str) -> str:
     return component.split(".", 1)[0]
 
 
+def workload_hosts(workloads: Mapping[str, Any], hosts: list[str]) -> dict[str, str]:
+    """workload -> the `host` label of its components: the host it runs on, or `cluster` in a
+    run over several hosts (a component's series is merged over them)."""
+    if len(hosts) > 1:
+        return {w: "cluster" for w in workloads}
+    return {w: str(v.get("host") or "local") if isinstance(v, Mapping) else "local"
+            for w, v in workloads.items()}
+
+
 def component_labels(base: Mapping[str, str], component: str,
                      hosts: Mapping[str, str]) -> dict[str, str]:
     """run_id and scenario (base), then workload, component and the host it runs on."""

@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from assay.metrics.exposition import Family, render
-from assay.metrics.families import Totals, add_component, add_host, catalogue, component_labels
+from assay.metrics.families import (
+    Totals,
+    add_component,
+    add_host,
+    catalogue,
+    component_labels,
+    workload_hosts,
+)
 from assay.observe.duelive import LiveDue
 from assay.thresholds.live import LiveVerdict
 
@@ -28,7 +35,8 @@ class LiveMetrics:
         self.run_dir: Path | None = None
         self.run_id = ""
         self.live: LiveVerdict | None = None
-        self.hosts: dict[str, str] = {}  # workload -> host
+        self.hosts: dict[str, str] = {}  # workload -> its components' host label
+        self.run_hosts: list[str] = []  # the hosts of the run
         self._lock = threading.Lock()
         self._series: dict[str, dict[str, Any]] = {}  # component -> its last row
         self._host_rows: dict[str, dict[str, Any]] = {}
@@ -44,13 +52,13 @@ class LiveMetrics:
             record = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             record = {}
-        workloads = (record.get("plan") or {}).get("workloads") or {}
+        plan = record.get("plan") or {}
         with self._lock:
             self.run_dir, self.live = run_dir, live
             self.due.run_dir = run_dir
             self.run_id = str(record.get("id") or run_dir.name)
-            self.hosts = {w: str(v.get("host") or "local") for w, v in workloads.items()
-                          if isinstance(v, dict)}
+            self.run_hosts = [str(h) for h in plan.get("hosts") or ["local"]]
+            self.hosts = workload_hosts(plan.get("workloads") or {}, self.run_hosts)
 
     def rows(self, stream: str, rows: list[dict[str, Any]]) -> None:
         with self._lock:
@@ -85,7 +93,7 @@ class LiveMetrics:
             for c, row in sorted(self._series.items()):
                 add_component(fams, row, component_labels(base, c, self.hosts), self._totals,
                               due_p99_ms=self.due.p99_ms.get(c))
-            hosts = set(self._host_rows) | set(self.hosts.values()) | self._lost
+            hosts = set(self._host_rows) | set(self.run_hosts) | self._lost
             for h in sorted(hosts):
                 fams["assay_host_active"].add(0 if h in self._lost else 1, {**base, "host": h})
             for h, row in sorted(self._host_rows.items()):

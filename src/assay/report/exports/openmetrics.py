@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from assay.metrics.exposition import render as render_text
-from assay.metrics.families import Totals, add_component, add_host, catalogue, component_labels
+from assay.metrics.families import (
+    Totals,
+    add_component,
+    add_host,
+    catalogue,
+    component_labels,
+    workload_hosts,
+)
 from assay.results.blocklog import read_rows
 from assay.results.record import RunRecord
 from assay.results.rundir import read_ndjson
@@ -44,7 +51,7 @@ def render(run_dir: Path, record: RunRecord) -> str:
     t0 = load_start(run_dir, record)
     fams = catalogue()
     base = {"run_id": record.id or run_dir.name, "scenario": record.scenario.name}
-    hosts = {w: str(v.get("host") or "local") for w, v in record.plan.workloads.items()}
+    hosts = workload_hosts(record.plan.workloads, record.plan.hosts)
     end = record.ended or t0
     fams["assay_run"].add(1, base, timestamp=t0)
     series = _by_key(read_rows(run_dir, "series"), "c")
@@ -66,15 +73,16 @@ def render(run_dir: Path, record: RunRecord) -> str:
         for ts, phase in sorted(phase_at.items()):
             fams["assay_phase"].add(1 if phase == p else 0, labels, timestamp=ts)
         fams["assay_phase"].add(1 if p == "ended" else 0, labels, timestamp=end)
-    lost = _losses(run_dir, t0)
-    for h, rows in _by_key(read_rows(run_dir, "hosts"), "host").items():
+    lost = _losses(run_dir)
+    host_rows = _by_key(read_rows(run_dir, "hosts"), "host")
+    for h in sorted(set(record.plan.hosts) | set(host_rows) | set(lost)):
         labels = {**base, "host": h}
-        for r in rows:
-            ts = round(t0 + float(r["t"]), 3)
+        for ts in sorted(phase_at):  # every second: active until lost
             gone = h in lost and ts >= lost[h]
             fams["assay_host_active"].add(0 if gone else 1, labels, timestamp=ts)
+    for h, rows in host_rows.items():
         for r in rows:
-            add_host(fams, r, labels, round(t0 + float(r["t"]), 3))
+            add_host(fams, r, {**base, "host": h}, round(t0 + float(r["t"]), 3))
     _steps(fams["assay_timeline_steps"].add, run_dir, base, t0)
     for t in record.thresholds:
         fams["assay_threshold_passing"].add(1 if t.passed else 0,
@@ -83,7 +91,7 @@ def render(run_dir: Path, record: RunRecord) -> str:
     return render_text(fams.values(), openmetrics=True)
 
 
-def _losses(run_dir: Path, t0: float) -> dict[str, float]:
+def _losses(run_dir: Path) -> dict[str, float]:
     return {str(e.get("host")): float(e["time"]) for e in read_ndjson(run_dir / "events.ndjson")
             if e.get("kind") == "host_lost" and isinstance(e.get("time"), int | float)}
 
