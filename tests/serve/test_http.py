@@ -118,3 +118,16 @@ def test_hostile_description_is_listed_as_data(served: Served) -> None:
     assert HOSTILE_DESC.replace("<", "\\u003c").replace(">", "\\u003e") in text
     assert HOSTILE.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026") \
         .replace('"', '\\"') in text
+
+
+def test_the_server_process_holds_no_engine() -> None:
+    """serve reads the store: neither it nor its verb imports what runs (engine, runners,
+    plan, workloads, actions, fio, platforms)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, assay.cli.serve, assay.serve.app; print(' '.join(sorted(m for m in "
+            "sys.modules if m.split('.')[:2][-1] in ('engine', 'runners', 'plan', 'workloads', "
+            "'actions', 'fio', 'platforms', 'cluster', 'timeline', 'search'))))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == "", r.stdout

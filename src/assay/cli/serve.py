@@ -1,4 +1,6 @@
-"""`assay serve`: browse the results directory in a web browser (read-only, local)."""
+"""`assay serve`: browse the results directory in a web browser (read-only, local).
+
+It imports neither cli.common nor anything that runs: the server process holds no engine."""
 
 from __future__ import annotations
 
@@ -7,10 +9,10 @@ from pathlib import Path
 
 import click
 
-from assay.cli.common import results_option, results_root
 from assay.console import make_console
 from assay.exitcodes import UserError
 from assay.observe.address import is_loopback
+from assay.results.rundir import default_results_root
 from assay.serve.app import ResultsServer
 
 
@@ -20,7 +22,8 @@ from assay.serve.app import ResultsServer
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on. Anything but a loopback address lets other machines "
                    "read every result (no authentication): a warning says so.")
-@results_option
+@click.option("--results", "results", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="Results directory (default: $ASSAY_RESULTS or ./results).")
 def command(port: int, host: str, results: Path | None) -> None:
     """Browse the results directory: runs with filters, each run's report (live while it
     runs), search and sweep records, and overlays of two or more runs as `assay compare`
@@ -30,7 +33,7 @@ def command(port: int, host: str, results: Path | None) -> None:
     Ctrl-C stops it. See docs/observability.md.
     """
     console = make_console(False)
-    root = results_root(results)
+    root = results or default_results_root()
     if not root.is_dir():
         raise UserError(f"--results {root}: no such directory (run something first, or give "
                         "--results DIR)")
