@@ -131,3 +131,15 @@ def test_the_server_process_holds_no_engine() -> None:
             "'actions', 'fio', 'platforms', 'cluster', 'timeline', 'search'))))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == "", r.stdout
+
+
+def test_a_broken_run_is_listed_and_refused_plainly(served: Served) -> None:
+    broken = served.root / "20261124-100000_broken_ddddd1"
+    broken.mkdir()
+    (broken / "run.json").write_text('{"id": "20261124-100000_broken_ddddd1", "status": ')
+    listing = http_get(served.url + "/")[2].decode()
+    assert "20261124-100000_broken_ddddd1" in listing and "unreadable" in listing
+    status, headers, body = http_get(f"{served.url}/runs/{broken.name}/")
+    assert status in (400, 500) and headers["Content-Type"].startswith("text/plain")
+    assert b"Traceback" not in body
+    assert http_get(served.url + "/")[0] == 200  # and the server goes on

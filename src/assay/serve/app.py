@@ -69,6 +69,12 @@ class Handler(BaseHTTPRequestHandler):
         except (CompareError, RecordError, ValueError) as e:
             status, ctype, extra = 400, "text/plain; charset=utf-8", {}
             data = f"{e}\n".encode()
+        except OSError as e:  # a file gone or unreadable between listing and reading
+            status, ctype, extra = 404, "text/plain; charset=utf-8", {}
+            data = f"cannot read: {e.strerror or e}\n".encode()
+        except Exception as e:  # a run this version cannot draw: say so, keep serving
+            status, ctype, extra = 500, "text/plain; charset=utf-8", {}
+            data = f"internal error: {type(e).__name__}: {e}\n".encode()
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(data)))
