@@ -144,9 +144,10 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def runs_page(root: Path, f: catalog.Filters) -> str:
-    rows, choices = catalog.runs(root, f)
+    rows, choices, notice = catalog.runs(root, f)
     return page("assay: results", {"kind": "runs", "runs": rows, "filters": f.as_dict(),
-                                   "choices": choices, "records": catalog.records(root)})
+                                   "choices": choices, "records": catalog.records(root),
+                                   "notice": notice})
 
 
 def run_page(run_dir: Path) -> str:

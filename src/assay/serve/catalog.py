@@ -90,9 +90,12 @@ def hosts_of(record: dict[str, Any]) -> list[str]:
     return [str(name)] if name else []
 
 
-def runs(root: Path, f: Filters) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
-    """(matching runs newest first, the values each choice filter can take)."""
-    rows = Catalogue(root).rows()
+def runs(root: Path, f: Filters) \
+        -> tuple[list[dict[str, Any]], dict[str, list[str]], str | None]:
+    """(matching runs newest first, the values each choice filter can take, and why the
+    catalogue could not be used, if so)."""
+    index = Catalogue(root)
+    rows = index.rows()
     out: list[dict[str, Any]] = []
     choices: dict[str, set[str]] = {"platform": set(), "status": set(), "host": set()}
     since, until = _day(f.since), _day(f.until)
@@ -125,7 +128,7 @@ def runs(root: Path, f: Filters) -> tuple[list[dict[str, Any]], dict[str, list[s
                     "target": r["target"], "hosts": hosts, "parent": r["parent"],
                     "passed": verdict.get("passed"), "failed": verdict.get("failed")})
     out.sort(key=lambda x: x["started"] or 0, reverse=True)
-    return out, {k: sorted(v - {""}) for k, v in choices.items()}
+    return out, {k: sorted(v - {""}) for k, v in choices.items()}, index.notice
 
 
 def records(root: Path) -> list[dict[str, Any]]:

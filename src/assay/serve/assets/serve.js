@@ -64,6 +64,7 @@
     add(app, "h1", null, "assay results");
     add(app, "p", "muted", data.runs.length + " run" + (data.runs.length === 1 ? "" : "s") +
         " shown. Select two or more to overlay them.");
+    if (data.notice) add(app, "p", "warning", data.notice);
     filters(app);
     var bar = add(app, "p"), go = add(bar, "button", null, "Overlay selected runs");
     go.id = "overlay"; go.disabled = true;
