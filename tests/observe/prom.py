@@ -33,7 +33,7 @@ def free_port() -> int:
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never via a proxy
 
 
-def http_get(url: str, headers: dict[str, str] | None = None, timeout: float = 5.0,
+def http_get(url: str, headers: dict[str, str] | None = None, timeout: float = 30.0,
              method: str = "GET") -> tuple[int, dict[str, str], bytes]:
     req = urllib.request.Request(url, headers=headers or {}, method=method)
     try:

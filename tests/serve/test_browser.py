@@ -23,6 +23,7 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not instal
 class Tab:
     def __init__(self, page: Any, base: str):
         self.page, self.base = page, base
+        page.set_default_timeout(60_000)  # a loaded machine renders slowly
         self.errors: list[str] = []
         self.dialogs: list[str] = []
         self.outside: list[str] = []
@@ -34,7 +35,7 @@ class Tab:
 
     def go(self, path: str) -> Any:
         self.page.goto(self.base + path)
-        self.page.wait_for_selector("body[data-rendered=true]", timeout=20_000)
+        self.page.wait_for_selector("body[data-rendered=true]")
         return self.page
 
     def rows(self) -> list[str]:
