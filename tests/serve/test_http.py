@@ -16,7 +16,7 @@ from tests.serve.results import HOSTILE, HOSTILE_DESC, LIVE, RUNS
 def raw(served: Served, request_line: str, host: str = "127.0.0.1") -> tuple[int, bytes]:
     """A request sent byte for byte (no client normalises the path)."""
     port = int(served.url.rsplit(":", 1)[1])
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
         s.sendall(f"{request_line}\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
         data = b""
         while chunk := s.recv(65536):
