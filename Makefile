@@ -4,11 +4,12 @@
 SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
-# what a run needs, and what the tests add (lab filesystems, a browser for the HTML report)
+# what a run needs, and what the tests add (lab filesystems, a browser for the HTML report,
+# Prometheus and promtool for the live metrics and the OpenMetrics export)
 # (libfuse3-3, fuse3: the fault server of `assay lab create ... --faulty`)
 RUN_PACKAGES := fio util-linux procps libfuse3-3 fuse3
 TEST_PACKAGES := $(RUN_PACKAGES) btrfs-progs btrfs-compsize xfsprogs chromium \
-  openssh-server openssh-client iproute2 e2fsprogs postgresql
+  openssh-server openssh-client iproute2 e2fsprogs postgresql prometheus
 APT_PACKAGES ?= $(RUN_PACKAGES)
 
 .PHONY: demo test lint system venv clean

@@ -203,6 +203,8 @@ class Engine:
         live = LiveVerdict(plan.thresholds, plan.components, plan.warmup, plan.total_seconds)
         timeline = (self.opt.timeline or default_timeline)(plan, self.platform, rd, self.cgroup)
         runner.confine(self.cgroup.path / "cgroup.procs" if self.cgroup else None)
+        if self.opt.watcher:
+            self.opt.watcher.opened(rd.path, live)
         rd.event("load", outcome="started")
         side.start(self.cgroup)  # first: the clean-up stops it whatever fio does
         if self.integrity:
@@ -294,14 +296,21 @@ class Engine:
         """Append a second's samples to the run directory; returns them as stored."""
         assert self.streams
         out = [s.record() for s in samples]
-        self.streams.append([s.row() for s in samples], [stored_line(r) for r in out])
+        series = [s.row() for s in samples]
+        self.streams.append(series, [stored_line(r) for r in out])
+        if self.opt.watcher and series:
+            self.opt.watcher.rows("series", series)
+            self.opt.watcher.rows("samples", out)
         return out
 
     def _host(self, probe: HostProbe, t: float) -> None:
         """This host's utilisation over the second just measured (hosts.ndjson)."""
         assert self.run_dir
         assert self.streams
-        self.streams.hosts.append([{"t": round(t, 3), "host": LOCAL, **probe.sample()}])
+        rows = [{"t": round(t, 3), "host": LOCAL, **probe.sample()}]
+        self.streams.hosts.append(rows)
+        if self.opt.watcher:
+            self.opt.watcher.rows("hosts", rows)
 
     # -- the verdict ----------------------------------------------------------------------
     def _finish(self, status: str, reason: str) -> Outcome:

@@ -28,6 +28,15 @@ class Timeline(Protocol):
     def finish(self) -> None: ...
 
 
+class RunWatcher(Protocol):
+    """Sees the run as it goes (assay.observe): the run directory and live verdict once the
+    load starts, then each second's rows as they are stored. Called on the engine's thread:
+    it must only store them and return."""
+
+    def opened(self, run_dir: Path, live: Any) -> None: ...
+    def rows(self, stream: str, rows: list[dict[str, Any]]) -> None: ...
+
+
 # (plan, platform, run directory, the run's blkio group or None) -> a timeline or None
 TimelineFactory = Callable[[Plan, Platform, RunDir, BlkioGroup | None], Timeline | None]
 # (host, its directory in the run directory) -> the runner that carries out fio there
@@ -53,6 +62,7 @@ class RunOptions:
     timeline: TimelineFactory | None = None
     runner: RunnerFactory = LocalRunner
     stop_early: bool = False  # end as failed once a threshold has failed for good
+    watcher: RunWatcher | None = None  # `assay run --metrics` (assay.observe)
 
 
 @dataclass

@@ -68,7 +68,8 @@ def test_every_readme_verb_exists_and_every_run_plans(tmp_path):
         assert assay(verb, "--help").returncode == 0, verb
     runs = [args[1:] for args in readme_commands("assay run ")]
     assert len(runs) >= 5
-    run_only = {"--lab": 1, "--path": 1, "--json": 0, "--keep": 0, "--fresh": 0, "--force": 0}
+    run_only = {"--lab": 1, "--path": 1, "--json": 0, "--keep": 0, "--fresh": 0, "--force": 0,
+                "--metrics": 1}
     for args in runs:
         kept, i = [], 1
         while i < len(args):

@@ -25,7 +25,7 @@ FIXTURES = Path(__file__).parents[1] / "fixtures"
 RUN = FIXTURES / "runs" / "exchange-fixture"
 GOLDEN = FIXTURES / "golden"
 FILES = {"json": "exchange-fixture.json", "csv": "exchange-fixture.csv",
-         "junit": "exchange-fixture.junit.xml"}
+         "junit": "exchange-fixture.junit.xml", "openmetrics": "exchange-fixture.om"}
 
 
 @pytest.fixture

@@ -29,6 +29,7 @@ VERBS = {
     "hosts": "hosts",
     "clean": "clean",
     "verify": "verify",
+    "serve": "serve",
 }
 
 

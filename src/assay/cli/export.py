@@ -1,4 +1,5 @@
-"""`assay export`: a stored run as JSON, CSV or JUnit XML (for spreadsheets and CI)."""
+"""`assay export`: a stored run as JSON, CSV, JUnit XML or OpenMetrics (for spreadsheets, CI
+and Prometheus)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from assay.report.exports import names, render
 @click.argument("run", default="last")
 @click.option("--format", "fmt", type=click.Choice(names()), default="json",
               show_default=True, help="json: the --json summary plus per-second series; "
-              "csv: per-second series; junit: one test case per threshold.")
+              "csv: per-second series; junit: one test case per threshold; openmetrics: "
+              "per-second series with timestamps, for `promtool tsdb create-blocks-from "
+              "openmetrics` (docs/observability.md).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write to FILE instead of standard output.")
 @results_option

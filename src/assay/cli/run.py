@@ -22,6 +22,7 @@ from assay.engine import Engine, RunOptions
 from assay.exitcodes import UserError
 from assay.hosts import inventory
 from assay.hosts.inventory import Host
+from assay.observe.server import serving
 from assay.plan import Plan, ScenarioFile, TargetEdit
 from assay.platforms import lab as labs
 from assay.report.jsondoc import summary_document
@@ -117,11 +118,14 @@ def target_edit(lab_name: str | None, target_path: str | None) -> TargetEdit | N
               help="Allow writing over files or devices that assay did not create.")
 @click.option("--json", "json_mode", is_flag=True,
               help="Print one JSON document on stdout (human output goes to stderr).")
+@click.option("--metrics", "metrics_at", metavar="[ADDRESS:]PORT", help="Serve live "
+              "OpenMetrics for Prometheus at http://ADDRESS:PORT/metrics while the run lasts "
+              "(ADDRESS defaults to 127.0.0.1; see docs/observability.md). Off by default.")
 @results_option
 def command(scenario: str, duration: str | None, warmup: str | None, target_path: str | None,
             lab_name: str | None, sets: tuple[str, ...], cache: str | None, ftt: int | None,
             hosts_file: Path | None, accept_new: bool, keep: bool, fresh: bool, force: bool,
-            json_mode: bool, results: Path | None) -> None:
+            json_mode: bool, metrics_at: str | None, results: Path | None) -> None:
     """Run SCENARIO (a built-in name or a YAML file) and grade it.
 
     Exit status: 0 passed, 1 thresholds failed, 2 invalid input, 3 aborted,
@@ -149,9 +153,11 @@ def command(scenario: str, duration: str | None, warmup: str | None, target_path
         console.print(f"[yellow]cleaned:[/] {line}")
     banner(console, plan, f"{len(plan.hosts)} hosts: {where}" if plan.cluster is not None
            else f"{target.platform}: {where}")
-    engine = Engine(plan, RunOptions(root, keep=keep, fresh=fresh, force=force,
-                                     json_mode=json_mode, runner=runner), console)
-    outcome = engine.execute()
+    with serving(metrics_at, plan, console) as watcher:
+        engine = Engine(plan, RunOptions(root, keep=keep, fresh=fresh, force=force,
+                                         json_mode=json_mode, runner=runner, watcher=watcher),
+                        console)
+        outcome = engine.execute()
     try:
         run = read_record(outcome.run_dir)
     except RecordError:  # not even the first run.json could be written (a full disk)

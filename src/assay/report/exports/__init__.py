@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Protocol
 
 from assay.plugins import Registry
-from assay.report.exports import csvseries, jsondoc_series, junit
+from assay.report.exports import csvseries, jsondoc_series, junit, openmetrics
 from assay.results.record import RunRecord
 
 
@@ -41,6 +41,7 @@ def register(name: str, exporter: Exporter) -> None:
 register("json", jsondoc_series)
 register("csv", csvseries)
 register("junit", junit)
+register("openmetrics", openmetrics)
 
 
 def names() -> list[str]:
