@@ -147,3 +147,62 @@ def test_a_run_ended_while_it_is_prepared_leaves_a_readable_record(tmp_path, run
     run = parse_record(read_json(out.run_dir / "run.json"))
     assert run.status == status and run.scenario.name == plan.name
     assert not run.thresholds and all(s.ios == 0 for s in run.stats.values())
+
+
+def test_late_status_dumps_end_incomplete_not_passed(tmp_path):
+    """fio's dumps came late (the first after 4.3 s, its job_runtime 466 ms): the old time axis
+    graded the 6 s window on 2.45 s and PASSED. On fio's clock the first 1.3 s of the window
+    share a sample with the warm-up: the run is incomplete and no threshold passes."""
+    out = replay("late", tmp_path, plan=load(str(REPLAY / "late" / "scenario.yaml")))
+    assert out.status == "incomplete", out.reason
+    assert int(out.exit_code) == 3
+    assert "graded" in out.reason and "of the 6.0s measured" in out.reason
+    run = read_json(out.run_dir / "run.json")
+    assert run["status"] == "incomplete" and run["measured_s"] == pytest.approx(6.0)
+    assert 4.0 < run["graded_s"] < 0.95 * 6.0  # not the compressed 2.45 s either
+    assert run["thresholds"] and not any(t["graded"] or t["passed"] for t in run["thresholds"])
+    assert run["verdict"] == {"passed": 0, "failed": 0, "not_graded": len(run["thresholds"])}
+    # the series runs to the end of fio's 8 s, on its own clock
+    assert abs(max(r["t"] for r in series(out, "db.data.read")) - 8.0) < 0.7
+
+
+def test_a_steady_run_is_graded_on_its_whole_window(tmp_path):
+    run = read_json(replay("steady", tmp_path).run_dir / "run.json")
+    assert run["status"] == "passed" and run["graded_s"] == pytest.approx(run["measured_s"])
+
+
+class StoppedAfterSixDumps(ReplayRunner):
+    """Ctrl-C six status dumps into the run."""
+
+    def start(self, name, env, *, at=None, sections=()):
+        run = super().start(name, env, at=at, sections=sections)
+        docs = run.documents
+
+        def documents(poll=0.2):
+            for n, doc in enumerate(docs(poll)):
+                if n == 6:
+                    raise Interrupted()
+                yield doc
+        run.documents = documents
+        return run
+
+
+def test_an_interrupted_run_says_the_time_it_measured_not_the_time_planned(tmp_path):
+    from assay.plan import plan_text
+    from assay.report.terminal import print_summary
+
+    text = (REPLAY / "scenario.yaml").read_text()
+    plan = plan_text(text, "long.yaml", tmp_path, 288 * 3600.0)  # 288h planned
+    opts = RunOptions(tmp_path / "results",
+                      runner=functools.partial(StoppedAfterSixDumps, REPLAY / "steady"))
+    out = Engine(plan, opts, Console(file=io.StringIO())).execute()
+    assert out.status == "interrupted"
+    run = parse_record(read_json(out.run_dir / "run.json"))
+    start, end = run.measured_window_s
+    last = max(r["t"] for r in series(out, "db.data.read"))
+    assert start == 2.0 and end == pytest.approx(last, abs=0.01) and 3 < end - start < 6
+    assert run.measured_s == pytest.approx(end - start)
+    buf = io.StringIO()
+    print_summary(Console(file=buf, width=200), run, out.run_dir)
+    said = buf.getvalue()
+    assert f"measured {end - start:.0f}s" in said and "288h" not in said

@@ -170,6 +170,11 @@ def test_a_full_results_disk_aborts_the_run_plainly(tmp_path):
         stored = json.loads((run_dir / "run.json").read_text())["status"]
         assert stored in ("aborted", "running")
         case.check(run_dir, "aborted" if stored == "aborted" else "crashed")
+        # no half-written temporary file is left in the results (.run.json.tmp, ...)
+        assert not [p.name for p in mnt.rglob("*.tmp")]
+        # and the seconds it measured are shown, with their statistics
+        doc = json.loads(case.assay("show", run_dir.name, "--json").stdout)
+        assert doc["measured_s"] and doc["workloads"], doc
         assert not any(case.scratch.iterdir())
     finally:
         subprocess.run(["umount", "-l", str(mnt)], check=False)

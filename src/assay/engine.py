@@ -237,7 +237,7 @@ class Engine:
                     if doc is None:
                         bar.update(t)
                         continue
-                    fresh = sampler.feed(doc)
+                    fresh = sampler.feed(doc, runner.clock() * 1000)
                     live.add(self._record(fresh))
                     if fresh:
                         self._host(probe, fresh[0].t)
@@ -285,7 +285,8 @@ class Engine:
             for doc in fio.documents(poll=0.5):
                 if doc is None:
                     break
-                self._record(sampler.feed(doc))
+                self._record(sampler.feed(doc, self.runner.clock() * 1000 if self.runner
+                                          else None))
         except Exception:  # noqa: S110 - best effort while stopping
             pass
         fio.wait()
@@ -335,14 +336,20 @@ class Engine:
             status, reason = "aborted", self._unwritten(reason, e, rd.path)
         samples = StoredRows(rd.path, "samples", measured)  # read back, not held in memory
         v = grade(self.plan, samples, steps, logs, read_rows(rd.path, "hosts"),
-                  due_latency(rd.path, due_windows(self.plan)), self.info.get("integrity"))
+                  due_latency(rd.path, due_windows(self.plan)), self.info.get("integrity"),
+                  ended_early=status != "done")
         group = self.runner if isinstance(self.runner, RunnerGroup) else None
         if group is not None:
             self.info["cluster"] = cluster.finish(group, steps)
         if steps:
             self.info["events"] = steps
             self.info.update(v.phases.to_json())
-        if status == "done":
+        if status == "done" and not v.coverage.complete:  # no verdict on unmeasured seconds
+            status, reason = "incomplete", v.coverage.reason()
+            v.ungraded()
+        elif status == "done" and not v.results and not self.info.get("cluster"):
+            status = "completed"  # nothing to grade: not a pass
+        elif status == "done":
             status = "passed" if v.passed and self.info.get("cluster", {}).get("passed", True) \
                 else "failed"
             reason = reason or cluster.failure(self.info.get("cluster"))
@@ -355,7 +362,8 @@ class Engine:
         self.info.update({
             "status": status, "reason": reason, "ended": ended,
             "elapsed_s": round(ended - self.info.get("started", ended), 2),
-            "measured_window_s": [self.plan.warmup, self.plan.total_seconds],
+            "measured_window_s": [self.plan.warmup,
+                                  self.plan.warmup + v.coverage.measured_s],
             **v.to_json(),
         })
         try:

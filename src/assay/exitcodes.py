@@ -4,10 +4,11 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    PASSED = 0  # every threshold held (or there were none)
+    PASSED = 0  # every threshold held (or there were none: status `completed`)
     FAILED = 1  # the run completed but at least one threshold failed
     INVALID_INPUT = 2  # bad scenario, bad option, unsafe target refused
-    ABORTED = 3  # the run could not complete: fio died, an action failed, disk full
+    ABORTED = 3  # no verdict: fio died, an action failed, disk full, or the run was
+    # `incomplete` (its samples grade under 95 % of the measured seconds)
     INTERNAL = 4  # a bug in assay
     INTERRUPTED = 130  # Ctrl-C / SIGTERM
 

@@ -67,7 +67,7 @@ class RunOptions:
 
 @dataclass
 class Outcome:
-    status: str  # passed / failed / aborted / interrupted
+    status: str  # passed / completed / failed / incomplete / aborted / interrupted
     run_dir: Path
     reason: str = ""
     stats: dict[str, Stats] = field(default_factory=dict)
@@ -75,7 +75,8 @@ class Outcome:
 
     @property
     def exit_code(self) -> ExitCode:
-        return {"passed": ExitCode.PASSED, "failed": ExitCode.FAILED,
+        return {"passed": ExitCode.PASSED, "completed": ExitCode.PASSED,
+                "failed": ExitCode.FAILED, "incomplete": ExitCode.ABORTED,
                 "aborted": ExitCode.ABORTED, "interrupted": ExitCode.INTERRUPTED}[self.status]
 
 

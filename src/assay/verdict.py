@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.metrics.advice import advise
+from assay.metrics.coverage import Coverage, coverage
 from assay.metrics.intended import component_intended
 from assay.metrics.phases import PhaseReport, analyse
 from assay.metrics.summary import ComponentInfo, Stats, aggregate_all
@@ -24,28 +25,36 @@ class Verdict:
     phases: PhaseReport
     warnings: list[str] = field(default_factory=list)
     hosts: dict[str, dict[str, float]] = field(default_factory=dict)
+    coverage: Coverage = field(default_factory=lambda: Coverage(0.0, 0.0))
 
     @property
     def passed(self) -> bool:
         return all(r.passed for r in self.results)
 
+    def ungraded(self) -> None:
+        """Too few of the measured seconds were graded: no threshold passes or fails."""
+        for r in self.results:
+            r.graded, r.passed = False, False
+
     def to_json(self) -> dict[str, Any]:
+        graded = [r for r in self.results if r.graded]
         return {"stats": {k: v.to_json() for k, v in self.stats.items()},
                 "thresholds": [r.to_json() for r in self.results],
-                "hosts": self.hosts,
-                "verdict": {"passed": sum(r.passed for r in self.results),
-                            "failed": sum(not r.passed for r in self.results)}}
+                "hosts": self.hosts, **self.coverage.to_json(),
+                "verdict": {"passed": sum(r.passed for r in graded),
+                            "failed": sum(not r.passed for r in graded),
+                            "not_graded": len(self.results) - len(graded)}}
 
 
 def grade(plan: Plan, samples: Collection[dict[str, Any]], steps: Sequence[dict[str, Any]],
           logs: Sequence[Path], hosts: Iterable[dict[str, Any]] = (),
           due: Mapping[str, dict[str, float | None]] | None = None,
-          integrity: dict[str, Any] | None = None) -> Verdict:
+          integrity: dict[str, Any] | None = None, ended_early: bool = False) -> Verdict:
     """`samples` may be read back from disk (results/blocklog.StoredRows): each pass streams;
     `steps` are the timeline's step events; `logs` fio's per-IO latency logs; `hosts` the
     hosts' utilisation per second (hosts.ndjson rows); `due` latency from the due time per
     component (metrics/duetime.py); `integrity` run.json's integrity section
-    (docs/integrity.md)."""
+    (docs/integrity.md); a run that `ended_early` is measured up to its last sample."""
     start, end = plan.warmup, plan.total_seconds
     components = closed_loop(plan)
     stats = aggregate_all(components, samples, start, end)
@@ -64,7 +73,8 @@ def grade(plan: Plan, samples: Collection[dict[str, Any]], steps: Sequence[dict[
     windows = {c.name: (max(start, c.start_s), min(end, c.end_s) if c.end_s else end)
                for c in plan.components}
     warnings = advise(stats, series, windows, ratios) if samples else []
-    return Verdict(stats, results, phase_report, warnings, host_stats)
+    measured = coverage(components, samples, start, end, ended_early)
+    return Verdict(stats, results, phase_report, warnings, host_stats, measured)
 
 
 def closed_loop(plan: Plan) -> list[ComponentInfo]:

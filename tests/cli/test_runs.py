@@ -64,6 +64,12 @@ def test_a_killed_run_is_crashed_with_its_last_second_and_stays_readable(tmp_pat
 
     show = cli("show", run_dir.name, results=results)
     assert show.returncode == 0 and "crashed" in show.stdout, show.stderr
+    # what it measured up to the kill: its status, time and statistics (not "RUNNING,
+    # measured 0s" with no table)
+    assert f"CRASHED at {row['last_t']:.0f}s" in show.stdout and "RUNNING" not in show.stdout
+    assert "measured 0s" not in show.stdout and "data.read" in show.stdout
+    doc = json.loads(cli("show", run_dir.name, "--json", results=results).stdout)
+    assert doc["workloads"]["db"]["components"]["data.read"]["achieved_iops"] > 0
     report = cli("report", run_dir.name, results=results)
     assert report.returncode == 0, report.stderr
     assert (run_dir / "report.html").stat().st_size > 0

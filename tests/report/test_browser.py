@@ -200,7 +200,7 @@ def test_a_built_in_scenario_run_leaves_a_report_that_renders_offline(
     assert report.exists(), "the engine writes report.html at the end of every run"
     o = open_report(report)
     assert o.errors == [] and o.requests == []
-    assert o.page.inner_text("#verdict .verdict") == run["status"].upper()
+    assert o.page.inner_text("#verdict .verdict").startswith(run["status"].upper())
     assert ink(o.page, "iops")["near"] > 50
     assert ink(o.page, "percentiles")["ink"] > 0
 
@@ -221,9 +221,10 @@ timeline:
 @needs_fio
 def test_real_timeline_steps_and_phases_are_drawn(run_scenario: Any, open_report: Any) -> None:
     outcome, run = run_scenario(STEPS)
-    assert outcome.status == "passed", run.get("reason")
+    assert outcome.status == "completed", run.get("reason")  # no thresholds: nothing graded
     o = open_report(outcome.run_dir / "report.html")
     assert o.errors == []
+    assert o.page.inner_text("#verdict .verdict") == "COMPLETED: nothing graded"
     assert marker_names(o.page) == ["settle", "mark"]
     data = json.loads(o.page.text_content("#assay-data") or "{}")
     names = [p["name"] for p in data["phases"]]

@@ -27,7 +27,7 @@ def test_a_failing_report_is_a_warning_and_the_run_is_kept(
 
     monkeypatch.setattr(assay.engine, "write_report", broken)
     outcome, run = run_scenario(SCENARIO)
-    assert outcome.status == "passed" and run["status"] == "passed"
+    assert outcome.status == "completed" and run["status"] == "completed"  # no thresholds
     assert not (outcome.run_dir / "report.html").exists()
     assert (outcome.run_dir / "series.ndjson").stat().st_size > 0
     # and the report is rebuilt later from the stored files

@@ -35,7 +35,7 @@ def test_a_minute_of_synthetic_fio_through_the_engine(tmp_path, monkeypatch):
     plan = plan_text(SCENARIO, "synthetic.yaml")
     out = Engine(plan, RunOptions(tmp_path, runner=functools.partial(SyntheticRunner, 60)),
                  Console(file=io.StringIO())).execute()
-    assert out.status == "passed", out.reason
+    assert out.status == "completed", out.reason  # no thresholds: nothing graded
     for name, s in out.stats.items():
         if s.target_iops:
             assert abs(s.iops - s.target_iops) <= 0.02 * s.target_iops + 1, name

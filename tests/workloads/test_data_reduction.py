@@ -40,6 +40,6 @@ def test_btrfs_compresses_the_dataset_by_the_declared_ratio(loopfs, run_scenario
     subprocess.run(["mount", "-o", "remount,compress=zstd", str(mnt)], check=True)
     target = mnt / "data"
     outcome, run = run_scenario(SCENARIO.format(ratio=ratio), target_dir=target)
-    assert outcome.status == "passed", run["reason"]
+    assert outcome.status == "completed", run["reason"]  # no thresholds: nothing graded
     subprocess.run(["sync"], check=True)
     assert low <= disk_share(target) <= high

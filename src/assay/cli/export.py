@@ -10,6 +10,7 @@ import click
 from assay.cli.common import find_run, results_option
 from assay.exitcodes import UserError
 from assay.report.exports import names, render
+from assay.report.salvage import measured
 
 
 @click.command("export")
@@ -25,7 +26,7 @@ from assay.report.exports import names, render
 def command(run: str, fmt: str, output: Path | None, results: Path | None) -> None:
     """Export RUN (an id, a prefix of one, a path, or `last`) for other tools."""
     path, record = find_run(run, results)
-    text = render(fmt, path, record)
+    text = render(fmt, path, measured(path, record))  # a crashed run: what it measured
     if output is None:
         click.echo(text, nl=False)
         return

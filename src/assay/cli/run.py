@@ -128,8 +128,9 @@ def command(scenario: str, duration: str | None, warmup: str | None, target_path
             json_mode: bool, metrics_at: str | None, results: Path | None) -> None:
     """Run SCENARIO (a built-in name or a YAML file) and grade it.
 
-    Exit status: 0 passed, 1 thresholds failed, 2 invalid input, 3 aborted,
-    4 internal error, 130 interrupted.
+    Exit status: 0 passed (or completed: no thresholds, nothing graded), 1 thresholds
+    failed, 2 invalid input, 3 aborted or incomplete (graded on under 95 % of the measured
+    seconds: no verdict), 4 internal error, 130 interrupted.
     """
     console = make_console(json_mode)
     hosts = inventory.load(hosts_file) if hosts_file else None

@@ -66,6 +66,10 @@ def command(scenario: str | None, limit: int, json_mode: bool, rebuild: bool,
         except ValueError:
             s = {}
         grade = f"{s.get('passed') or 0} ok / {s.get('failed') or 0} failed"
+        if r["status"] == "completed":
+            grade = "none: nothing graded"
+        elif r["status"] == "incomplete":
+            grade = f"{s.get('not_graded') or 0} not graded"
         started = time.strftime("%Y-%m-%d %H:%M", time.localtime(r["started"] or 0))
         style = STATUS_STYLE.get(r["status"]) or _EXTRA_STYLE.get(r["status"], "")
         status = f"[{style}]{escape(r['status'])}[/]" if style else escape(r["status"])

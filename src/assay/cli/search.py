@@ -117,6 +117,9 @@ def command(scenario: str, vary: str, low: float, high: float, precision: str,
         scn.plan([(param, int(high) if param.integer else high)], seconds)
     except ScenarioInvalid as e:
         raise scenario_error(e) from None
+    if not first.thresholds:  # every trial would end `completed`: nothing to bisect on
+        raise UserError(f"{display}: a search finds the largest value that passes every "
+                        f"threshold, and this scenario declares none (add `thresholds:`)")
     chosen = measures.check(list(metrics), [c.name for c in first.components])
     space = bisect.Space(low, high, p, param.integer, max_trials)
     key = group_key(scenario=text, vary=param.text, low=low,

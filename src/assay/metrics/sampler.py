@@ -112,6 +112,7 @@ class ComponentSpec:
     poisson: bool = False
     start_s: float = 0.0  # when its load starts (phases of a micro-benchmark)
     end_s: float | None = None  # when it ends, if before the run does
+    paced: bool = False  # its fio jobs are rate-limited to the target (not closed loop)
 
 
 class Sampler:
@@ -135,8 +136,10 @@ class Sampler:
         """Epoch ms at which fio's jobs began: t=0 of the series and of the schedule."""
         return self._jobs_start_ms
 
-    def feed(self, dump: dict[str, Any]) -> list[Sample]:
-        ts = float(dump.get("timestamp_ms") or 0)
+    def feed(self, dump: dict[str, Any], arrived_ms: float | None = None) -> list[Sample]:
+        """One status dump; `arrived_ms` is when it was read (the runner's clock), the time
+        of a dump that carries no `timestamp_ms` of its own."""
+        ts = float(dump.get("timestamp_ms") or arrived_ms or 0)
         jobs: dict[str, dict[str, Any]] = {}
         for j in dump.get("jobs", []):  # numjobs clones share a name: key them apart
             name = str(j.get("jobname"))
@@ -145,12 +148,7 @@ class Sampler:
                 n += 1
             jobs[f"{name}#{n}"] = j
         if self._jobs_start_ms is None:
-            # job_runtime is how long the jobs have run; fio's start-up (forking, opening
-            # files) before that is not load and stays off the axis
-            runtimes = [float(j.get("job_runtime") or 0) for j in jobs.values()]
-            self._jobs_start_ms = ts - max(runtimes, default=0.0)
-            if self._t0_ms is not None:
-                self._jobs_start_ms = max(self._jobs_start_ms, self._t0_ms)
+            self._jobs_start_ms = self._anchor(ts, jobs)
         t = max((ts - self._jobs_start_ms) / 1000.0, self._last_t)
         dt = t - self._last_t
         if dt <= 0.05:  # a repeated or final dump right after an interval: fold into the next
@@ -171,6 +169,24 @@ class Sampler:
         samples = [self._sample(spec, diffs, t, dt) for spec in self.components]
         self._last_t = t
         return samples
+
+    def _anchor(self, ts: float, jobs: dict[str, dict[str, Any]]) -> float:
+        """When fio's jobs began, from the first dump: t=0 of the axis. The axis runs on
+        `timestamp_ms` (fio's wall clock), which cannot compress. fio's start-up (forking,
+        opening files) is not load and stays off it: `job_runtime` says how long the jobs
+        ran, but a late first dump of slow fixed-rate jobs (a busy machine, jobs at 1-12
+        IO/s) carries a `job_runtime` far below it (826 ms at 5 s). The IOs the fixed-rate
+        jobs did say how long they ran, at least: a start later than that would grade 5 s of
+        IO as 0.8 s. Never before fio itself was started."""
+        runtime = max((float(j.get("job_runtime") or 0) for j in jobs.values()), default=0.0)
+        paced = [s for s in self.components
+                 if s.paced and s.target_iops and s.jobs and not s.start_s]
+        due = sum(s.target_iops or 0.0 for s in paced)
+        done = sum(_direction(j, s.direction).ios for s in paced
+                   for key, j in jobs.items() if key.rsplit("#", 1)[0] in s.jobs)
+        ran_ms = max(runtime, 1000.0 * done / due if due else 0.0)
+        start = ts - ran_ms
+        return max(start, self._t0_ms) if self._t0_ms is not None else start
 
     def _sample(self, spec: ComponentSpec, diffs: dict[tuple[str, str], Cumulative], t: float,
                 dt: float) -> Sample:

@@ -14,7 +14,8 @@ from assay.thresholds.grammar import Threshold
 
 def check_steps(resolved: ResolvedScenario, thresholds: list[Threshold], duration: float,
                 notes: list[str] | None = None) -> list[Issue]:
-    """Timeline steps against each other, the platform driver and the phase thresholds."""
+    """Timeline steps against each other, the platform driver and the phase thresholds. A
+    step that could never start is refused: a run would pass without doing it."""
     src = resolved.source
     target = resolved.scenario.target
     issues: list[Issue] = []
@@ -43,9 +44,12 @@ def check_steps(resolved: ResolvedScenario, thresholds: list[Threshold], duratio
             can = ", ".join(sorted(supported)) or "no platform operations"
             issues.append(src.issue((*path, "action"), f"platform {target.platform!r} cannot "
                                     f"do {', '.join(missing)} (it supports: {can})"))
-        if notes is not None and step.after is None and (step.at or 0) >= duration:
-            notes.append(f"step {name!r} is at {format_duration(step.at or 0)}, after the "
-                         f"{format_duration(duration)} measured: it will not run")
+        if step.after is None and (step.at or 0) >= duration:
+            issues.append(src.issue((*path, "at"), f"step {name!r} is at "
+                                    f"{format_duration(step.at or 0)}, at or after the end of "
+                                    f"the {format_duration(duration)} measured: it would "
+                                    f"never start"))
+    issues.extend(_never_start(resolved, names, raw, duration))
     labels = set(names) | {s.action for s in steps}
     for t in thresholds:
         if (t.phase or t.metric == "recovery") and not steps:
@@ -54,4 +58,32 @@ def check_steps(resolved: ResolvedScenario, thresholds: list[Threshold], duratio
         elif t.phase_step and t.phase_step not in labels:
             issues.append(src.issue(("thresholds",), f"{t.text!r}: no step or action is "
                                     f"named {t.phase_step!r} (steps: {', '.join(names)})"))
+    return issues
+
+
+def _never_start(resolved: ResolvedScenario, names: list[str], raw: list[int],
+                 duration: float) -> list[Issue]:
+    """Steps whose `after` links run in a circle (a waits for b, b for a), or lead to a step
+    that is past the end of the run: none of them can ever start."""
+    steps = dict(zip(names, resolved.steps, strict=True))
+    where = dict(zip(names, raw, strict=False))
+    issues: list[Issue] = []
+    for name, step in steps.items():
+        if step.after is None or step.after == name or step.after not in steps:
+            continue  # no link, or one already refused
+        chain = [name]
+        nxt: str | None = step.after
+        while nxt is not None and nxt in steps and nxt not in chain:
+            chain.append(nxt)
+            nxt = steps[nxt].after
+        path = ("timeline", "steps", where.get(name, 0), "after")
+        if nxt is not None and nxt in chain:
+            loop = chain[chain.index(nxt):] + [nxt]
+            issues.append(resolved.source.issue(path, f"steps wait for each other in a circle "
+                                                f"({' -> '.join(loop)}): none can ever "
+                                                f"start"))
+        elif (steps[chain[-1]].at or 0) >= duration and steps[chain[-1]].after is None:
+            issues.append(resolved.source.issue(path, f"waits for {chain[-1]!r}, which is "
+                                                f"past the end of the run: it would never "
+                                                f"start"))
     return issues

@@ -19,6 +19,7 @@ from assay.metrics.stats import ALPHA, BatchTest, batch_welch, welch_p
 from assay.report import rundata
 from assay.report.diff import differences, facts
 from assay.report.html import clean_json, page
+from assay.report.salvage import has_data, measured
 from assay.results.record import ComponentStats, RunRecord
 from assay.results.rundir import read_record
 
@@ -40,7 +41,8 @@ class RunView:
 
     @classmethod
     def load(cls, label: str, path: Path) -> RunView:
-        return cls(label, path, read_record(path), rundata.per_second(path),
+        # a crashed run: what it measured up to there
+        return cls(label, path, measured(path, read_record(path)), rundata.per_second(path),
                    rundata.steps(path))
 
     def per_second_values(self, component: str, metric: str) -> list[float]:
@@ -122,7 +124,13 @@ def labels(n: int) -> list[str]:
 
 
 def load_views(paths: list[Path]) -> list[RunView]:
-    return [RunView.load(lab, p) for lab, p in zip(labels(len(paths)), paths, strict=True)]
+    views = [RunView.load(lab, p) for lab, p in zip(labels(len(paths)), paths, strict=True)]
+    for v in views:  # against no data, every metric would be "within noise"
+        if not has_data(v.record):
+            raise CompareError(f"run {v.label} ({v.record.id}, {v.record.status}) measured no "
+                               f"second of its window: there is nothing to compare"
+                               + (" against" if v is views[0] else ""))
+    return views
 
 
 def align(views: list[RunView], how: str) -> str:

@@ -18,6 +18,7 @@ from assay import __version__
 from assay.report import rundata
 from assay.report.cluster import cluster_data
 from assay.report.diff import flatten
+from assay.report.salvage import measured, shout, status_label
 from assay.results.record import RunRecord
 from assay.results.rundir import read_record
 
@@ -72,6 +73,7 @@ def run_data(run_dir: Path, run: RunRecord) -> dict[str, Any]:
         "run": {"id": run.id or run_dir.name, "status": run.status, "reason": run.reason,
                 "started": run.started, "elapsed_s": run.elapsed_s,
                 "verdict": run.verdict.stored() if run.verdict else {},
+                "headline": run.headline()[0], "graded_s": run.graded_s,
                 "window": list(run.measured_window()),
                 "scenario": {"name": sc.name, "file": sc.file, "description": sc.description},
                 "warnings": run.warnings},
@@ -96,8 +98,11 @@ def run_data(run_dir: Path, run: RunRecord) -> dict[str, Any]:
 
 
 def build_report(run_dir: Path) -> str:
-    run = read_record(run_dir)
+    run = measured(run_dir, read_record(run_dir))  # a crashed run: what it measured
     data = run_data(run_dir, run)
+    label = status_label(run_dir, run)
+    if label != run.status:
+        data["run"]["status"], data["run"]["headline"] = label.split()[0], shout(label)
     name = data["run"]["scenario"]["name"] or run_dir.name
     return page(f"assay: {name} ({data['run']['status'] or 'unknown'})", data)
 
@@ -107,6 +112,10 @@ def write_report(run_dir: Path, out: Path | None = None) -> Path:
     target = out or run_dir / "report.html"
     text = build_report(run_dir)
     tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(target)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(target)
+    except OSError:  # a full disk: no half-written file left behind
+        tmp.unlink(missing_ok=True)
+        raise
     return target

@@ -47,7 +47,10 @@ def summary_document(run: RunRecord, run_dir: Path) -> dict[str, Any]:
     return {
         "schema_version": 1,
         "status": run.status,
+        "verdict": " ".join(run.headline()),
         "reason": run.reason or None,
+        "measured_s": run.measured_s,
+        "graded_s": run.graded_s,
         "run_id": run.id,
         "run_dir": str(run_dir),
         "scenario": run.scenario.name,

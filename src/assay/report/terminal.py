@@ -10,26 +10,29 @@ from rich.table import Table
 from assay.report.cluster import print_cluster
 from assay.report.jsondoc import transactional
 from assay.report.postgres_summary import print_databases
+from assay.report.salvage import shout
 from assay.results.record import ComponentStats, RunRecord
 from assay.scenario.units import format_duration, format_latency_ms
 
 STATUS_STYLE = {"passed": "bold green", "failed": "bold red", "aborted": "bold yellow",
-                "interrupted": "bold yellow", "running": "bold blue"}
+                "interrupted": "bold yellow", "running": "bold blue", "completed": "bold cyan",
+                "incomplete": "bold yellow"}
 
 
 def _num(v: float | None, fmt: str = "{:,.0f}") -> str:
     return "-" if v is None else fmt.format(v)
 
 
-def print_summary(console: Console, run: RunRecord, run_dir: Path) -> None:
+def print_summary(console: Console, run: RunRecord, run_dir: Path,
+                  label: str | None = None) -> None:
+    """`label`: the status as readers say it, when it is not run.json's (`crashed at 12s`)."""
     status = run.status
     style = STATUS_STYLE.get(status, "bold")
     console.print()
-    verdict = run.verdict
-    head = f"[{style}]{status.upper()}[/]  {run.scenario.name}"
-    if verdict and status in ("passed", "failed"):
-        head += f"  ({verdict.passed} thresholds passed, {verdict.failed} failed)"
-    console.print(head)
+    word, detail = run.headline()
+    if label and label != status:
+        word, style = shout(label), "bold red"
+    console.print(f"[{style}]{word}[/]  {run.scenario.name}" + (f"  {detail}" if detail else ""))
     if run.reason:
         console.print(f"[yellow]reason:[/] {run.reason}")
     if run.thresholds:
@@ -42,10 +45,11 @@ def print_summary(console: Console, run: RunRecord, run_dir: Path) -> None:
             expr = r.expr
             if not expr.startswith(r.component + "."):  # applied to several: say which
                 expr += f" [dim]({r.component})[/]"
-            t.add_row("[green]✓[/]" if r.passed else "[red]✗[/]", expr,
-                      fmt(r.observed), fmt(r.bound), r.note)
+            mark = "[green]✓[/]" if r.passed else "[red]✗[/]" if r.graded else "[yellow]-[/]"
+            note = r.note if r.graded else "; ".join(x for x in ("not graded", r.note) if x)
+            t.add_row(mark, expr, fmt(r.observed), fmt(r.bound), note)
         console.print(t)
-    elif status in ("passed", "failed"):
+    elif status in ("passed", "failed", "completed"):
         console.print("no thresholds declared: nothing was graded")
     print_cluster(console, run)
     _workload_tables(console, run)
@@ -57,7 +61,10 @@ def print_summary(console: Console, run: RunRecord, run_dir: Path) -> None:
     for w in run.warnings:
         console.print(f"[yellow]warning:[/] {w}")
     start, end = run.measured_window_s or (0.0, 0.0)
-    console.print(f"measured {format_duration(end - start)} after "
+    g = run.graded_s  # tenths below 100 s: "graded 5.7s" must not read as the 6s measured
+    graded = "" if g is None else f" (graded {g:.1f}s)" if g < 100 else \
+        f" (graded {format_duration(g)})"
+    console.print(f"measured {format_duration(end - start)}{graded} after "
                   f"{format_duration(start)} warm-up; results: {run_dir}")
     if (run_dir / "report.html").exists():
         console.print(f"report: {run_dir / 'report.html'}")

@@ -82,6 +82,11 @@ class Catalogue:
             con.executescript(_SCHEMA)
             with con:
                 con.executemany(_INSERT, (_row(p) for p in dirs.values()))
+        except BaseException:  # a full disk: no half-built index left in the results
+            con.close()
+            for leftover in (tmp, tmp.with_name(tmp.name + "-journal")):
+                leftover.unlink(missing_ok=True)
+            raise
         finally:
             con.close()
         with contextlib.suppress(FileNotFoundError):  # belongs to the file being replaced
@@ -208,7 +213,8 @@ def _row(run_dir: Path) -> tuple[Any, ...]:
             str(data.get("status") or "unknown"),
             str(target.get("path") or target.get("device") or ""),
             str(target.get("platform") or ""),
-            json.dumps({"passed": verdict.get("passed"), "failed": verdict.get("failed")}),
+            json.dumps({"passed": verdict.get("passed"), "failed": verdict.get("failed"),
+                        "not_graded": verdict.get("not_graded")}),
             data.get("parent") if isinstance(data.get("parent"), str) else None, mtime)
 
 

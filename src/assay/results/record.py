@@ -24,7 +24,10 @@ from assay.exitcodes import UserError
 
 SCHEMA_VERSION = 2
 
-Status = Literal["running", "passed", "failed", "aborted", "interrupted"]
+# completed: ran to the end with no threshold to grade; incomplete: ran to the end, but its
+# samples grade too few of the measured seconds for a verdict (metrics/coverage.py)
+Status = Literal["running", "passed", "failed", "completed", "incomplete", "aborted",
+                 "interrupted"]
 
 
 class Record(BaseModel):
@@ -177,11 +180,13 @@ class ThresholdResult(Record):
     passed: bool
     note: str = ""
     source: str = ""
+    graded: bool = True  # False: the run was incomplete, the threshold neither passed nor failed
 
 
 class Verdict(Record):
     passed: int = 0
     failed: int = 0
+    not_graded: int = 0
 
 
 class StepEvent(Record):
@@ -269,6 +274,8 @@ class RunRecord(Record):
     elapsed_s: float | None = None
     ended: float | None = None
     measured_window_s: tuple[float, float] | None = None
+    measured_s: float | None = None  # the measured window's length, up to where the run ended
+    graded_s: float | None = None  # the seconds of it the samples grade (metrics/coverage.py)
     stats: dict[str, ComponentStats] = Field(default_factory=dict)
     thresholds: list[ThresholdResult] = Field(default_factory=list)
     verdict: Verdict | None = None  # None until graded
@@ -278,6 +285,19 @@ class RunRecord(Record):
     hosts: dict[str, dict[str, float]] = Field(default_factory=dict)
     # integrity mode: settings, files, verify passes, worst counts (assay.integrity.session)
     integrity: dict[str, Any] | None = None
+
+    def headline(self) -> tuple[str, str]:
+        """The verdict in words, as every summary says it: (`PASSED`, `(3 thresholds passed,
+        0 failed)`); a run with nothing to grade is no pass, an incomplete one no verdict."""
+        v = self.verdict or Verdict()
+        if self.status == "completed":
+            return "COMPLETED: nothing graded", "(no thresholds declared)"
+        if self.status == "incomplete":
+            return "INCOMPLETE: not graded", f"({v.not_graded or len(self.thresholds)} " \
+                f"thresholds not graded)"
+        if self.status in ("passed", "failed") and self.verdict is not None:
+            return self.status.upper(), f"({v.passed} thresholds passed, {v.failed} failed)"
+        return self.status.upper(), ""
 
     def measured_window(self) -> tuple[float, float]:
         """[warm-up end, run end] in seconds on the series clock; from the plan while the run

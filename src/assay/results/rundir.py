@@ -66,8 +66,12 @@ class RunDir:
         """Atomic: a reader never sees half a run.json."""
         data = {"schema_version": SCHEMA_VERSION, **data}
         tmp = self.path / f".{name}.tmp"
-        tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
-        tmp.replace(self.path / name)
+        try:
+            tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+            tmp.replace(self.path / name)
+        except OSError:  # a full disk: no half-written file left behind
+            tmp.unlink(missing_ok=True)
+            raise
 
     def write_record(self, record: RunRecord) -> None:
         """run.json, stamped with the current record version. Only the keys that were set (and
@@ -76,11 +80,15 @@ class RunDir:
         record.schema_version = RECORD_VERSION
         text = json.dumps(record.model_dump(exclude_unset=True), indent=2, default=str) + "\n"
         tmp = self.path / f".{RECORD}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        tmp.replace(self.path / RECORD)
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            tmp.replace(self.path / RECORD)
+        except OSError:  # a full disk: the last whole record stays, no half-written copy
+            tmp.unlink(missing_ok=True)
+            raise
         dir_fd = os.open(self.path, os.O_RDONLY)
         try:
             os.fsync(dir_fd)  # the rename itself survives a power cut

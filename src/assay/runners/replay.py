@@ -5,7 +5,8 @@ A recording is a directory made by tests/fixtures/replay/record.py from a real f
     scenario.yaml        the scenario whose plan produced the job file
     run.out.json         fio's stdout, verbatim (json+ status dumps, noise and all)
     run.stderr.txt       fio's stderr
-    run.json             {"rc": fio's exit status, "how": what was done to fio}
+    run.json             {"rc": fio's exit status, "how": what was done to fio,
+                          "started": when fio was started (epoch s; older recordings lack it)}
     *_lat.*.log          per-IO logs, when the job asked for them
 
 A job the recording lacks (a prefill, say) plays as a fio that wrote nothing and exited 0.
@@ -34,7 +35,8 @@ class ReplayRun:
         src = runner.recording / f"{stem}.out.json"
         self._raw = src.read_text(encoding="utf-8") if src.exists() else ""
         meta = runner.recording / f"{stem}.json"
-        self._rc = int(json.loads(meta.read_text())["rc"]) if meta.exists() else 0
+        info = json.loads(meta.read_text()) if meta.exists() else {}
+        self._rc = int(info.get("rc") or 0)
         err = runner.recording / f"{stem}.stderr.txt"
         self._stderr = err.read_text(encoding="utf-8") if err.exists() else ""
         (runner.workdir / f"{stem}.out.json").write_text(self._raw, encoding="utf-8")
@@ -44,7 +46,9 @@ class ReplayRun:
         runtime = max((float(j.get("job_runtime") or 0) for j in first.get("jobs", [])),
                       default=0.0)
         ts = float(first.get("timestamp_ms") or 0)
-        self._started = (ts - runtime) / 1000 - 0.05 if ts else runner.clock()
+        # when fio was started, as recorded; older recordings: from the first dump
+        self._started = float(info.get("started") or 0) or (
+            (ts - runtime) / 1000 - 0.05 if ts else runner.clock())
         runner.now = self._started
         self._stopped = False
         self._last: Document | None = None

@@ -95,10 +95,10 @@ class LimitSearch:
             self.group.record["status"] = "interrupted"
             self.group.save()
             raise SearchInterrupted()
-        if record["status"] == "aborted":
+        if record["status"] in ("aborted", "incomplete"):  # no verdict to bisect on
             self.group.record["status"] = "aborted"
             self.group.save()
-            raise RunAborted(f"trial {self.param.text}={v} aborted: {record['reason']} "
+            raise RunAborted(f"trial {self.param.text}={v} {record['status']}: {record['reason']} "
                              f"(run {record['run_id']}); fix it and resume with --resume "
                              f"{self.group.id}")
         return record

@@ -27,12 +27,13 @@ class Result:
     bound: float
     passed: bool
     note: str = ""
+    graded: bool = True  # False: the run's data could not grade it (metrics/coverage.py)
 
     def to_json(self) -> dict[str, Any]:
         return {"expr": self.threshold.text, "component": self.component,
                 "metric": self.threshold.metric, "observed": _round(self.observed),
                 "bound": _round(self.bound), "passed": self.passed, "note": self.note,
-                "source": self.threshold.source}
+                "source": self.threshold.source, "graded": self.graded}
 
 
 def _round(v: float | None) -> float | None:

@@ -211,8 +211,8 @@ def build_stream(workload: str, name: str, params: WorkloadBase, files: list[Dat
             for d in directions:
                 feeds[d].append(job.name)
     poisson = fixed and params.load.pacing == "poisson"
-    components = [ComponentSpec(f"{workload}.{name}.{d}", feeds[d], d, targets[d], poisson)
-                  for d in directions]
+    components = [ComponentSpec(f"{workload}.{name}.{d}", feeds[d], d, targets[d], poisson,
+                                paced=fixed) for d in directions]
     desc = description or f"{pattern.bssplit()} {'random' if pattern.random else 'sequential'}"
     return Stream(workload, name, files, jobs, components, transactional, desc)
 

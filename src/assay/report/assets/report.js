@@ -174,15 +174,16 @@
     document.title = "assay: " + (run.scenario.name || run.id) + " (" + status + ")";
     var banner = add(app, "section", "banner " + status);
     banner.id = "verdict";
-    add(banner, "div", "verdict", status.toUpperCase());
+    add(banner, "div", "verdict", run.headline || status.toUpperCase());
     var what = add(banner, "div", "what");
     add(what, "h1", "scenario-name", run.scenario.name || "(unnamed scenario)");
     if (run.scenario.description) add(what, "p", "muted", run.scenario.description);
     var facts = add(what, "div", "facts");
     function fact(label, value) { var s = add(facts, "span"); s.appendChild(document.createTextNode(label + " ")); add(s, "b", null, value); }
     var v = run.verdict || {};
-    fact("thresholds", (v.passed || 0) + " passed, " + (v.failed || 0) + " failed");
+    fact("thresholds", status === "completed" ? "none: nothing graded" : (v.passed || 0) + " passed, " + (v.failed || 0) + " failed" + (v.not_graded ? ", " + v.not_graded + " not graded" : ""));
     fact("measured", C.fmtTime(run.window[1] - run.window[0]) + " after " + C.fmtTime(run.window[0]) + " warm-up");
+    if (run.graded_s !== null && run.graded_s !== undefined) fact("graded", run.graded_s.toFixed(1) + " s");
     fact("started", dateText(run.started));
     var tgt = {};
     data.target.forEach(function (p) { tgt[p[0]] = p[1]; });
@@ -198,7 +199,7 @@
       var tb = table(app, ["result", "threshold", "component", "observed", "bound", "source"], nt);
       tb.parentNode.id = "thresholds";
       data.thresholds.forEach(function (r) {
-        row(tb, [mark(r.passed), el("code", null, r.expr), withSwatch(r.component, col[r.component] || "#999"),
+        row(tb, [r.graded === false ? el("span", "muted", "not graded") : mark(r.passed), el("code", null, r.expr), withSwatch(r.component, col[r.component] || "#999"),
           metricFmt(r.metric, r.observed), metricFmt(r.metric, r.bound), [r.source, r.note].filter(Boolean).join("; ")], nt);
       });
     }
@@ -301,7 +302,7 @@
     var rb = table(app, ["run", "scenario", "status", "thresholds", "target", "started", "id"]);
     rb.parentNode.id = "runs";
     runs.forEach(function (r) {
-      row(rb, [withSwatch(r.label, rc[r.label]), r.scenario, el("span", r.status === "passed" ? "ok" : "bad", r.status),
+      row(rb, [withSwatch(r.label, rc[r.label]), r.scenario, el("span", r.status === "passed" || r.status === "completed" ? "ok" : "bad", r.status),
         (r.verdict.passed || 0) + " passed, " + (r.verdict.failed || 0) + " failed", r.target, dateText(r.started), r.id]);
     });
 
