@@ -21,6 +21,7 @@ from assay.hosts.inventory import Host
 from assay.integrity.check import check as check_integrity
 from assay.metrics.duetime import IOLOG_SUFFIX, paced_jobs
 from assay.metrics.summary import ComponentInfo
+from assay.plan.limits import check as check_rates
 from assay.plan.model import Plan, render_jobfiles
 from assay.plan.placement import PlacementError, one_host, place
 from assay.plan.sources import read_scenario
@@ -134,6 +135,7 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
     issues.extend(check_steps(resolved, timed, run_seconds, ctx.notes))
     issues.extend(check_postgres(resolved, hosts is not None))
     issues.extend(check_integrity(resolved, streams, thresholds, hosts is not None))
+    issues.extend(check_rates(resolved, streams))
     if issues:
         raise ScenarioInvalid(issues)
     plan = Plan(resolved, streams, thresholds, run_seconds, sc.timeline.warmup, ctx.notes,
