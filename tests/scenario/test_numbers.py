@@ -123,3 +123,40 @@ def test_a_wrong_number_is_said_in_assays_words(tmp_path, value, said):
     assert r.returncode == 2
     assert f"s.yaml:3: workloads.db.data_iops: {said}" in r.stderr
     assert "Input should" not in r.stderr
+
+
+# -- 9, 10: control characters in names and paths, refused in planning ------------------------
+
+NAMED = [  # (scenario text, the field)
+    ('name: "a\\e[31mb"\nworkloads:\n  db: {kind: oltp, preset: standard}\n', "s.yaml:1: name"),
+    ('name: n\nworkloads:\n  db: {kind: oltp, preset: standard, host: "lo\\e]0;xcal"}\n',
+     "s.yaml:3: workloads.db.host"),
+    ('name: n\nworkloads:\n  db: {kind: oltp, preset: standard}\n'
+     'timeline:\n  steps:\n    - {action: annotate, text: x, at: 1s, name: "s\\x9bt"}\n',
+     "s.yaml:6: timeline.steps"),
+    ('name: n\ndescription: "one\\e[2J"\nworkloads:\n  db: {kind: oltp, preset: standard}\n',
+     "s.yaml:2: description"),
+    ('name: n\ntarget: {path: "/tmp/a\\nb"}\nworkloads:\n  db: {kind: oltp, preset: standard}\n',
+     "s.yaml:2: target.path"),
+]
+
+
+@pytest.mark.parametrize("text,where", NAMED, ids=[w for _, w in NAMED])
+def test_control_characters_in_names_and_paths_are_refused_by_plan(tmp_path, text, where):
+    r = assay("plan", scenario(tmp_path, text), "--no-check")
+    assert r.returncode == 2, r.stdout[:300]
+    assert where in r.stderr and "control character" in r.stderr, r.stderr
+    assert "\x1b" not in r.stdout + r.stderr and "\x9b" not in r.stdout + r.stderr
+
+
+def test_a_description_keeps_its_newlines(tmp_path):
+    text = 'name: n\ndescription: "line one\\nline two\\tend"\n' \
+           'workloads:\n  db: {kind: oltp, preset: standard}\n'
+    assert assay("plan", scenario(tmp_path, text), "--no-check").returncode == 0
+
+
+def test_a_path_with_a_newline_from_the_command_line_is_refused_before_any_directory(tmp_path):
+    results, target = tmp_path / "results", tmp_path / "a\nb"
+    r = assay("run", "oltp-standard", "--path", str(target), "--results", str(results))
+    assert r.returncode == 2 and "target.path: fio cannot use the target path" in r.stderr
+    assert not target.exists() and (not results.exists() or not any(results.iterdir()))

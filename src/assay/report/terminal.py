@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from assay.report.cluster import print_cluster
 from assay.report.jsondoc import transactional
 from assay.report.postgres_summary import print_databases
+from assay.results.printable import printable
 from assay.results.record import ComponentStats, RunRecord
 from assay.scenario.units import format_duration, format_latency_ms
 
@@ -26,7 +28,7 @@ def print_summary(console: Console, run: RunRecord, run_dir: Path) -> None:
     style = STATUS_STYLE.get(status, "bold")
     console.print()
     verdict = run.verdict
-    head = f"[{style}]{status.upper()}[/]  {run.scenario.name}"
+    head = f"[{style}]{status.upper()}[/]  {escape(printable(run.scenario.name))}"
     if verdict and status in ("passed", "failed"):
         head += f"  ({verdict.passed} thresholds passed, {verdict.failed} failed)"
     console.print(head)

@@ -6,6 +6,7 @@ library's type names (`dict[str,str]`, `list[union[...]]`) or its phrasing.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 # a union's branch is named in the error's location (`dict[str,str]`): not a key of the file
@@ -63,3 +64,9 @@ def in_words(error: Any) -> str:
         return f"too long: at most {ctx.get('max_length', '?')}"
     msg = str(error["msg"])
     return msg[len("Value error, "):] if msg.startswith("Value error, ") else msg
+
+
+def control(text: str, allowed: str = "") -> str | None:
+    """The first control character of `text` (ESC, a newline, C1 codes) not in `allowed`."""
+    return next((c for c in text if unicodedata.category(c) == "Cc" and c not in allowed), None)
+

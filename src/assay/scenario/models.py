@@ -14,6 +14,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainSerializer,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -45,6 +46,7 @@ Percent = Annotated[float, BeforeValidator(_percent)]
 
 MAX_DATASET = 1 << 50  # 1 PiB: more is a typo, not a test anyone can prefill
 MAX_NUMBER = (1 << 63) - 1  # the largest number fio reads (a signed 64-bit integer)
+FREE_TEXT = ("description", "command", "run", "text")  # may hold newlines and tabs
 MIN_DURATION = 1.0  # seconds: assay measures and grades per second
 
 
@@ -55,11 +57,17 @@ class Strict(BaseModel):
 
     @field_validator("*", mode="after")
     @classmethod
-    def _fits_fio(cls, v: Any) -> Any:
-        """Every number of every model fits the 64-bit integers fio reads (a seed of 1e26
-        was fio's parse error)."""
+    def _plain(cls, v: Any, info: ValidationInfo) -> Any:
+        """Every number fits the 64-bit integers fio reads (a seed of 1e26 was fio's parse
+        error); no name or path holds a control character (an escape sequence would rewrite
+        the terminal of whoever lists the run), free text only newlines and tabs."""
         if isinstance(v, int | float) and not isinstance(v, bool) and abs(v) > MAX_NUMBER:
             raise ValueError(f"{messages.show(v)} is too large: at most {MAX_NUMBER}")
+        allowed = "\n\t" if info.field_name in FREE_TEXT else ""
+        for text in (v if isinstance(v, list) else [v]):
+            if isinstance(text, str) and (bad := messages.control(text, allowed)):
+                raise ValueError(f"{messages.show(text)} holds the control character "
+                                 f"{bad!r}: not allowed here")
         return v
 
 
