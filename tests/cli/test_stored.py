@@ -80,3 +80,70 @@ def test_show_and_runs_escape_control_characters_of_a_stored_run(results):
     assert "evil\\x1b[2J\\x1b]0;pwned\\x07[red]x" in shown  # visible, markup not applied
     listed = assay("runs", results=results).stdout
     assert "evil\\x1b[2J" in listed
+
+
+# -- 5. damaged per-second data ---------------------------------------------------------------
+
+VERBS = (("show",), ("report",), ("export", "--format", "csv"), ("compare",))
+
+
+def verbs(d: Path, results: Path) -> dict[str, subprocess.CompletedProcess[str]]:
+    out = {}
+    for verb in VERBS:
+        extra = (str(d),) if verb[0] == "compare" else ()
+        out[verb[0]] = assay(*verb, str(d), *extra, results=results)
+    return out
+
+
+def csv_rows(text: str) -> int:
+    return len([line for line in text.splitlines() if line.strip()]) - 1
+
+
+def test_an_undamaged_run_reads_back_with_exit_0(results):
+    for verb, r in verbs(run_dir(results), results).items():
+        assert r.returncode == 0, (verb, r.stderr)
+        assert "lost" not in r.stderr
+
+
+def test_blocks_cut_in_half_say_how_many_seconds_were_lost_and_where(results):
+    d = run_dir(results)
+    whole = csv_rows(assay("export", "--format", "csv", str(d), results=results).stdout)
+    assert len(list(d.glob("*.blocks"))) >= 3
+    for blocks in d.glob("*.blocks"):
+        blocks.write_bytes(blocks.read_bytes()[: blocks.stat().st_size // 2])
+    for verb, r in verbs(d, results).items():
+        assert r.returncode == 2, (verb, r.stdout[-300:], r.stderr)
+        assert "Traceback" not in r.stderr and "internal error" not in r.stderr
+        line = next(ln for ln in r.stderr.splitlines() if "series.blocks:" in ln)
+        # "series.blocks: 5s lost (after 6.6s until 12.9s): ... unreadable"
+        lost = float(line.split("series.blocks: ")[1].split("s lost")[0])
+        first = float(line.split("(after ")[1].split("s")[0])
+        assert 2 <= lost <= 11 and 1 <= first <= 9, line
+        assert "samples.blocks:" in r.stderr
+    rest = assay("export", "--format", "csv", str(d), results=results)
+    assert 0 < csv_rows(rest.stdout) < whole  # the rest is still given
+
+
+def test_a_truncated_samples_tail_is_warned_about(results):
+    d = run_dir(results)
+    tail = d / "samples.ndjson"
+    assert tail.stat().st_size > 100
+    tail.write_bytes(tail.read_bytes()[: tail.stat().st_size // 2 + 7])
+    r = assay("show", str(d), results=results)
+    assert r.returncode == 2
+    assert "samples.ndjson:" in r.stderr and "its last line is cut short" in r.stderr
+
+
+def test_binary_garbage_in_samples_and_series_is_damage_not_a_crash(results):
+    d = run_dir(results)
+    for name in ("samples", "series"):
+        tail = d / f"{name}.ndjson"
+        data = tail.read_bytes()
+        cut = data.index(b"\n", len(data) // 3) + 1
+        garbage = bytes(range(256)) * 3 + b'\n[1, 2]\n{"t": "x"}\n{"t": 1e999}\n' \
+            b'{"t": 5.5, "c": "db.data.read", "bins": {"x": "y"}}\n'
+        tail.write_bytes(data[:cut] + garbage + data[cut:])
+    for verb, r in verbs(d, results).items():
+        assert r.returncode == 2, (verb, r.stderr[-2000:])
+        assert "internal error" not in r.stderr and "Traceback" not in r.stderr
+        assert "samples.ndjson:" in r.stderr and "unreadable lines" in r.stderr

@@ -139,12 +139,14 @@ def read_ndjson(path: Path) -> Iterator[dict[str, Any]]:
     """Records of an NDJSON file; a torn last line (killed mid-write) is skipped."""
     if not path.exists():
         return
-    with open(path, encoding="utf-8") as fh:
+    with open(path, encoding="utf-8", errors="replace") as fh:
         for line in fh:
             line = line.strip()
             if not line:
                 continue
             try:
-                yield json.loads(line)
+                record = json.loads(line)
             except json.JSONDecodeError:
                 continue
+            if isinstance(record, dict):  # a line damaged into a list or a number is not one
+                yield record
