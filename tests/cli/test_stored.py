@@ -147,3 +147,32 @@ def test_binary_garbage_in_samples_and_series_is_damage_not_a_crash(results):
         assert r.returncode == 2, (verb, r.stderr[-2000:])
         assert "internal error" not in r.stderr and "Traceback" not in r.stderr
         assert "samples.ndjson:" in r.stderr and "unreadable lines" in r.stderr
+
+
+# -- 13, 14: which run, and where ---------------------------------------------------------------
+
+def test_an_ambiguous_run_reference_lists_the_candidates(results):
+    d = run_dir(results)
+    twin = results / (d.name[:9] + "000000_other_abcdef")  # the same day, another run
+    shutil.copytree(d, twin)
+    prefix = d.name[:4]  # the year: both runs
+    for verb in ("show", "report", "export"):
+        r = assay(verb, prefix, results=results)
+        assert r.returncode == 2, (verb, r.stdout[-300:])
+        assert f"'{prefix}' is ambiguous: 2 runs match" in r.stderr
+        assert d.name in r.stderr and twin.name in r.stderr
+        assert "no run" not in r.stderr
+    assert assay("show", d.name[:-2], results=results).returncode == 0  # unique: found
+    r = assay("show", "nope", results=results)
+    assert r.returncode == 2 and "no run 'nope'" in r.stderr
+
+
+def test_results_that_is_a_regular_file_is_not_a_directory(tmp_path):
+    file = tmp_path / "results"
+    file.write_text("not a directory\n")
+    for args in (("runs",), ("show", "last"), ("runs", "--json")):
+        r = assay(*args, results=file)
+        assert r.returncode == 2, (args, r.stdout)
+        assert f"ASSAY_RESULTS: {file} is not a directory" in r.stderr
+        assert "no runs in" not in r.stdout + r.stderr
+    assert file.read_text() == "not a directory\n"
