@@ -176,3 +176,18 @@ def test_results_that_is_a_regular_file_is_not_a_directory(tmp_path):
         assert f"ASSAY_RESULTS: {file} is not a directory" in r.stderr
         assert "no runs in" not in r.stdout + r.stderr
     assert file.read_text() == "not a directory\n"
+
+
+# -- 15. plan shows every job file a run stores -----------------------------------------------
+
+def test_plan_shows_the_prefill_job_file_the_run_stored(stored):
+    (host,) = stored.glob("*/hosts/local")
+    prefill = (host / "prefill.fio").read_text()
+    assert "[prefill." in prefill
+    r = assay("plan", str(stored.parent / "s.yaml"), results=stored)
+    assert r.returncode == 0, r.stderr
+    assert "fio job file: hosts/local/prefill.fio" in r.stdout
+    shown = r.stdout.split("fio job file: hosts/local/prefill.fio", 1)[1].splitlines()
+    assert all(line in shown for line in prefill.splitlines() if line)
+    only = assay("plan", str(stored.parent / "s.yaml"), "--fio", results=stored).stdout
+    assert only == (host / "run.fio").read_text()  # --fio: run.fio alone, byte for byte
