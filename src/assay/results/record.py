@@ -21,7 +21,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from assay.exitcodes import UserError
-from assay.results.printable import printable_tree
 
 SCHEMA_VERSION = 2
 
@@ -306,7 +305,7 @@ def parse_record(data: Any, where: str = "run.json") -> RunRecord:
     if not isinstance(data, dict):
         raise RecordError(f"{where} is not a run record: a JSON object was expected")
     try:
-        return RunRecord.model_validate(printable_tree(data))
+        return RunRecord.model_validate(data)
     except ValidationError as e:
         raise explain(e, where) from None
 

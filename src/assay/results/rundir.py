@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from assay.results.printable import printable_tree
 from assay.results.record import SCHEMA_VERSION as RECORD_VERSION
 from assay.results.record import RecordError, RunRecord, parse_record
 
@@ -132,7 +133,8 @@ def read_record(run_dir: Path) -> RunRecord:
         data = json.loads(text)
     except ValueError as e:
         raise RecordError(f"{path} is corrupt: not valid JSON ({e})") from None
-    return parse_record(data, str(path))
+    # for the readers (show, report, compare): a stored name may hold escape sequences
+    return parse_record(printable_tree(data), str(path))
 
 
 def read_ndjson(path: Path) -> Iterator[dict[str, Any]]:
