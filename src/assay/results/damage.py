@@ -17,7 +17,8 @@ from assay.results.blocklog import blocks, valid_row
 
 STREAMS = ("series", "samples", "hosts", "lags")
 ENDING = ("series", "samples")  # recorded up to the run's last second
-UNFINISHED = ("running", "crashed")  # may end in a line torn by the kill: no damage
+UNFINISHED = ("running", "crashed", "aborted", "interrupted")  # stopped mid-write: a torn
+# last line, or fewer seconds than planned, is how they stopped, not damage
 GAP_S = 2.0  # rows of consecutive seconds are ~1 s apart; a loaded machine's a little more
 
 
