@@ -160,3 +160,14 @@ def test_a_path_with_a_newline_from_the_command_line_is_refused_before_any_direc
     r = assay("run", "oltp-standard", "--path", str(target), "--results", str(results))
     assert r.returncode == 2 and "target.path: fio cannot use the target path" in r.stderr
     assert not target.exists() and (not results.exists() or not any(results.iterdir()))
+
+
+def test_control_characters_in_an_inventory_are_refused_and_shown_escaped(tmp_path):
+    inventory = tmp_path / "hosts.ini"
+    inventory.write_text("n1 assay_path=/mnt/a\x1b]0;t\x07\nn2 ansible_host=h\x1b[2J "
+                         "assay_path=/mnt/a\n")
+    r = assay("plan", "oltp-cluster", "--hosts", str(inventory), "--no-check")
+    assert r.returncode == 2, r.stdout[-300:]
+    assert "n1.assay_path: '/mnt/a\\x1b]0;t\\x07' holds the control character" in r.stderr
+    assert "n2.ansible_host: " in r.stderr
+    assert not any(c in r.stdout + r.stderr for c in ("\x1b", "\x07"))

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.exitcodes import UserError
+from assay.scenario.messages import control
 from assay.scenario.yamlsource import Issue, ScenarioInvalid, load_yaml
 
 NAME = re.compile(r"^[A-Za-z0-9_.\[\]:-]+$")
@@ -302,6 +303,15 @@ def _host(raw: _Raw, name: str, line: int, v: dict[str, tuple[Any, int]],
                                 "give assay_path or assay_device, not both"))
         ok = False
     address = text("ansible_host") or name
+    named = [("", name), ("ansible_host", address),
+             *((k, text(k)) for k in ("ansible_user", "assay_path", "assay_device"))]
+    for key, value in named:
+        if value is not None and (bad := control(value)):  # an escape sequence in a listing
+            raw.issues.append(Issue(raw.file, v[key][1] if key in v else line,
+                                    f"{name}.{key}" if key else name,
+                                    f"{value!r} holds the control character {bad!r}: not "
+                                    f"allowed"))
+            ok = False
     if address.startswith("-"):
         raw.issues.append(Issue(raw.file, line, f"{name}.ansible_host",
                                 f"{address!r} is not a host address"))
