@@ -19,6 +19,7 @@ STREAMS = ("series", "samples", "hosts", "lags")
 ENDING = ("series", "samples")  # recorded up to the run's last second
 UNFINISHED = ("running", "crashed", "aborted", "interrupted")  # stopped mid-write: a torn
 # last line, or fewer seconds than planned, is how they stopped, not damage
+SCAN_BYTES = 32 << 20  # of a tail: a compact store's holds a minute, an older run's all of it
 GAP_S = 2.0  # rows of consecutive seconds are ~1 s apart; a loaded machine's a little more
 
 
@@ -57,8 +58,7 @@ def _stream(run_dir: Path, name: str, status: str, end: float | None,
     whole = 0
     for _, hi, offset, length in blocks(path) if path.exists() else ():
         last_block, whole = hi, offset + length
-    rows, bad = _tail(tail, last_block)
-    kept = [t for t, _ in rows]
+    kept, bad = _tail(tail, last_block)
     unreadable = path.stat().st_size - whole if path.exists() else 0
     if unreadable > 0:
         after = kept[0] if kept else end
@@ -91,32 +91,37 @@ def _lost(first: float, until: float | None, kept_row: bool) -> float | None:
 Stretch = tuple[float | None, float | None, int, bool]  # t before, t after, lines, torn
 
 
-def _tail(path: Path, after: float | None) -> tuple[list[tuple[float, int]], list[Stretch]]:
-    """The tail's readable rows (t, line) after the blocks, and its unreadable stretches."""
-    rows: list[tuple[float, int]] = []
+def _tail(path: Path, after: float | None) -> tuple[list[float], list[Stretch]]:
+    """The `t` of the tail's readable rows after the blocks, and its unreadable stretches.
+    A run from before the compact store keeps every second here: of a large tail only the
+    last SCAN_BYTES are read (a cut end), in constant memory."""
+    rows: list[float] = []
     bad: list[Stretch] = []
     if not path.exists():
         return rows, bad
-    data = path.read_bytes()
-    lines = data.split(b"\n")
-    run: list[int] = []  # the line numbers of the current unreadable stretch
-    for i, raw in enumerate(lines):
-        if not raw.strip():
-            continue
-        try:
-            row = json.loads(raw.decode("utf-8"))
-        except ValueError:
-            row = None
-        if row is None or not valid_row(row):
-            run.append(i)
-            continue
-        t = float(row["t"])
-        if run:
-            bad.append((rows[-1][0] if rows else after, t, len(run), False))
-            run = []
-        if after is None or round(t, 3) > after:
-            rows.append((t, i))
+    run = 0  # lines in the current unreadable stretch
+    line = b""
+    with open(path, "rb") as fh:
+        size = fh.seek(0, 2)
+        fh.seek(max(0, size - SCAN_BYTES))
+        if size > SCAN_BYTES:
+            fh.readline()  # the partial line the scan starts in
+        for line in fh:
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line.decode("utf-8"))
+            except ValueError:
+                row = None
+            if row is None or not valid_row(row):
+                run += 1
+                continue
+            t = float(row["t"])
+            if run:
+                bad.append((rows[-1] if rows else after, t, run, False))
+                run = 0
+            if after is None or round(t, 3) > after:
+                rows.append(t)
     if run:
-        torn = run[-1] == len(lines) - 1 and not data.endswith(b"\n")
-        bad.append((rows[-1][0] if rows else after, None, len(run), torn))
+        bad.append((rows[-1] if rows else after, None, run, not line.endswith(b"\n")))
     return rows, bad
