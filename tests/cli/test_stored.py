@@ -71,7 +71,7 @@ def edit_record(path: Path, **changes) -> None:
 
 def test_show_and_runs_escape_control_characters_of_a_stored_run(results):
     d = run_dir(results)
-    edit_record(d, scenario__name=ESC, target__path="/tmp/a\x1b[31mb")
+    edit_record(d, scenario__name=ESC, target__path="/srv/a\x1b[31mb")
     for args in (("show", d.name), ("runs",), ("show", "--json", d.name)):
         r = assay(*args, results=results)
         assert r.returncode == 0, r.stderr

@@ -136,7 +136,7 @@ NAMED = [  # (scenario text, the field)
      "s.yaml:6: timeline.steps"),
     ('name: n\ndescription: "one\\e[2J"\nworkloads:\n  db: {kind: oltp, preset: standard}\n',
      "s.yaml:2: description"),
-    ('name: n\ntarget: {path: "/tmp/a\\nb"}\nworkloads:\n  db: {kind: oltp, preset: standard}\n',
+    ('name: n\ntarget: {path: "/srv/a\\nb"}\nworkloads:\n  db: {kind: oltp, preset: standard}\n',
      "s.yaml:2: target.path"),
 ]
 
