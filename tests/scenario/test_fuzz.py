@@ -6,6 +6,7 @@ user sees. `assay run` stops at the engine (a stub here), so an accepted case do
 cases built with an ingredient known to be invalid must be refused before it.
 """
 
+import math
 import os
 import sys
 import tempfile
@@ -25,7 +26,8 @@ CASES = 800  # at least 500 must run; the whole test takes about 20 s on one cor
 NASTY_TEXT = ["8 GB", "8GiB", "4k", "0", "-1", "1e400", "10 parsecs", "12d", "31d", "100PiB",
               "0.0000001s", "$(rm -rf /)", "`reboot`", "; rm -rf ~", "a|b && c", "../../x",
               "/dev/sda", "%s%n", "{{7*7}}", "\u202e", "☃ ünï", "NaN", ".inf", "1:0", "2:1",
-              "100%", "-5%", "a:b;c#d", "${HOME}", "\t", "", " ", "null", "~", "yes", "0x10"]
+              "100%", "-5%", "a:b;c#d", "${HOME}", "\t", "", " ", "null", "~", "yes", "0x10",
+              "\x1b[2J\x1b]0;x\x07", "a\nb", "\x9b31m", ".nan", "-.inf", "1e300"]
 # values whose rejection is certain: a case holding one must never reach the engine
 REFUSED = {"31d", "100000000d", "0.5s", "abc", "-1", "10 minutes"}
 KNOWN_BAD_DATASET = ["0", "100PiB", "-1", "8 Gi", "1e400"]
@@ -188,6 +190,7 @@ def test_fuzz_scenarios_and_command_lines(tmp_path, monkeypatch):
         stats[f"{verb} exit {code}"] += 1
         assert code in (0, 1, 2, 3, "engine"), (code, args, text[:300], output[-2000:])
         assert "Traceback" not in output and "internal error" not in output, output[-2000:]
+        assert not any(c in output for c in ("\x1b", "\x07", "\x9b")), output[-2000:]
         overridden = any(a.startswith("w.dataset=") for a in args)  # --set replaces it
         if verb == "run" and ref == "file" and ((bad_scenario and not overridden) or bad_args):
             assert code == 2, ("must be refused before IO", args, text[:300], output[-1000:])
@@ -214,3 +217,111 @@ def test_the_fuzz_harness_sees_a_traceback(monkeypatch):
     code, output = run_main(["run", "exchange-quick"], {"ASSAY_DEBUG": "1"})
     assert code == 4 and "internal error" in output
     assert Path(tempfile.gettempdir()).exists()
+
+
+# -- every field, every hostile value (issue 21: NaN, infinity, huge numbers, control characters)
+
+NOT_FINITE = [float("nan"), float("inf"), float("-inf")]
+HUGE = [1e300, -1e300, 10**30, 2**64]
+CONTROL = ["a\x1b[31mb", "x\x07y", "a\x9bb"]  # ESC sequence, BEL, a C1 CSI
+RAW = ("\x1b", "\x07", "\x9b")
+BASE_KINDS = {**KINDS, "hcibench": {}, "postgres": {"scale": 1}, "fio": {"job": "j.fio"}}
+REQUIRED = {"op": "fail", "run": "true", "text": "x", "window": "1s", "host": "n1"}
+
+
+def _fields(model, path=()):
+    """Every field of a model, nested models walked into: (path, field name)."""
+    import typing
+
+    from pydantic import BaseModel
+    for name, f in model.model_fields.items():
+        args = typing.get_args(f.annotation) or (f.annotation,)
+        sub = [a for a in args if isinstance(a, type) and issubclass(a, BaseModel)]
+        if sub:
+            yield from _fields(sub[0], (*path, name))
+        else:
+            yield (*path, name)
+
+
+def _every_field():
+    """(scenario data, path of the field to spoil): each scenario key, each workload kind's
+    own keys (the keys all kinds share once), each action's keys (a step's shared keys once)."""
+    from assay import actions, workloads
+    from assay.scenario.models import IntegritySpec, Scenario, StepBase, WorkloadBase
+
+    def scenario(**extra):
+        return {"name": "fuzz", "workloads": {"w": {"kind": "oltp", "preset": "standard"}},
+                "timeline": {"duration": "2s"}, **extra}
+
+    shared = set(WorkloadBase.model_fields) | {("data",), ("access",), ("load",)}
+    for path in _fields(Scenario):
+        if path[0] not in ("workloads", "integrity"):
+            yield scenario(), path
+    for path in _fields(IntegritySpec):
+        yield scenario(integrity={}), ("integrity", *path)
+    yield scenario(target={"throttle": [{"device": "/dev/null"}]}), \
+        ("target", "throttle", 0, "read_iops")
+    for kind, model in workloads.kinds().items():
+        for path in _fields(model):
+            if kind == "oltp" or (path[0] not in shared and path[0] != "kind"):
+                data = scenario()
+                data["workloads"]["w"] = {"kind": kind, **BASE_KINDS.get(kind, {})}
+                yield data, ("workloads", "w", *path)
+    for action, model in actions.actions().items():
+        step = {"action": action, "at": "1s", **{k: v for k, v in REQUIRED.items()
+                                                 if k in model.model_fields
+                                                 and model.model_fields[k].is_required()}}
+        for path in _fields(model):
+            if action == "annotate" or path[0] not in StepBase.model_fields:
+                yield scenario(timeline={"duration": "2s", "steps": [dict(step)]}), \
+                    ("timeline", "steps", 0, *path)
+    yield scenario(), ("workloads", "w\x1b[2J")  # a workload's name is a key
+    yield scenario(), ("thresholds", "w.data.read.iops\x1b")
+
+
+def _spoil(data, path, value):
+    node = data
+    for key in path[:-1]:
+        node = node[key] if isinstance(key, int) else node.setdefault(key, {})
+    if path[-1] == "w\x1b[2J":
+        data["workloads"] = {path[-1]: {"kind": "oltp", "preset": "standard"}}
+    else:
+        node[path[-1]] = value
+
+
+def test_nan_infinity_huge_numbers_and_control_characters_in_every_field(tmp_path, monkeypatch):
+    """NaN and infinity are refused (exit 2) wherever they are put, as is a control character;
+    a huge number is refused or planned, never a traceback; nothing raw reaches the terminal."""
+    import copy
+    import json as jsonlib
+
+    monkeypatch.setattr(run_verb, "Engine", StubEngine)
+    monkeypatch.chdir(tmp_path)
+    env = {"ASSAY_RESULTS": str(tmp_path / "results"), "ASSAY_DEBUG": "1", "NO_COLOR": "1"}
+    source = tmp_path / "s.yaml"
+    (tmp_path / "j.fio").write_text("[j]\nrw=randread\nsize=1m\n")  # the fio kind's job
+    seen: Counter[str] = Counter()
+    bases: dict[str, int | str] = {}
+    for base, path in _every_field():
+        text = yaml.safe_dump(base)
+        if text not in bases:  # each unspoiled scenario plans: the spoiled value is refused
+            source.write_text(text)
+            bases[text] = run_main(["plan", str(source), "--no-check"], env)[0]
+        for value in [*NOT_FINITE, *HUGE, *CONTROL]:
+            data = copy.deepcopy(base)
+            _spoil(data, path, value)
+            # JSON is YAML: NaN and Infinity become .nan and .inf through yaml.safe_dump
+            source.write_text(yaml.safe_dump(jsonlib.loads(jsonlib.dumps(data)),
+                                             allow_unicode=True))
+            code, output = run_main(["plan", str(source), "--no-check"], env)
+            seen[f"exit {code}"] += 1
+            where = (path, value, output[-600:])
+            assert "Traceback" not in output and "internal error" not in output, where
+            assert not any(c in output for c in RAW), where
+            if value in CONTROL or (isinstance(value, float) and not math.isfinite(value)):
+                assert code == 2, where
+            else:
+                assert code in (0, 1, 2, 3), where
+    print(f"\nevery field: {sum(seen.values())} cases, {dict(seen)}; unspoiled: "
+          f"{Counter(bases.values())}")
+    assert sum(seen.values()) > 1000 and seen["exit 2"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -14,6 +15,7 @@ from rich.console import Console
 from assay.exitcodes import ExitCode, UserError
 from assay.plan import Plan
 from assay.results.catalogue import Catalogue
+from assay.results.printable import printable
 from assay.results.record import RunRecord
 from assay.results.rundir import default_results_root, read_record
 from assay.scenario.units import UnitError, parse_duration
@@ -39,7 +41,14 @@ def hosts_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def results_root(value: Path | None) -> Path:
-    return value or default_results_root()
+    """The results directory; one that exists as something else is refused (exit 2), not
+    read as a directory holding no runs."""
+    root = value or default_results_root()
+    if root.exists() and not root.is_dir():
+        given = "--results" if value else "ASSAY_RESULTS" if os.environ.get("ASSAY_RESULTS") \
+            else "the default results directory"
+        raise UserError(f"{given}: {root} is not a directory")
+    return root
 
 
 def duration_value(text: str | None, flag: str = "--duration",
@@ -67,7 +76,13 @@ def find_run(ref: str, results: Path | None) -> tuple[Path, RunRecord]:
     """A run by path, id, id prefix/suffix or `last`, and its record (a RecordError, exit 2,
     when run.json is unreadable)."""
     root = results_root(results)
-    path = Catalogue(root).find(ref)
+    catalogue = Catalogue(root)
+    path = catalogue.find(ref)
+    if path is None and len(several := catalogue.matches(ref)) > 1:
+        shown = "\n  ".join(printable(r["id"]) for r in several[:10])
+        more = f"\n  ... and {len(several) - 10} more" if len(several) > 10 else ""
+        raise UserError(f"{ref!r} is ambiguous: {len(several)} runs match; give more of "
+                        f"the id:\n  {shown}{more}")
     if path is None or not (path / "run.json").exists():
         raise UserError(f"no run {ref!r} in {root} (see `assay runs`)")
     return path, read_record(path)

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from assay.cli.common import find_run, results_option, results_root
+from assay.cli.damaged import refuse_damage
 from assay.console import make_console
 from assay.exitcodes import UserError
 from assay.report.compare import CompareError, build_compare, load_views
@@ -78,7 +79,8 @@ def command(runs: tuple[str, ...], output: Path | None, how: str, json_mode: boo
     """Compare two or more RUNS (ids, prefixes, paths or `last`); the first is the baseline."""
     if len(runs) < 2:
         raise UserError("compare needs at least two runs")
-    paths = [find_run(r, results)[0] for r in runs]
+    found = [find_run(r, results) for r in runs]
+    paths = [p for p, _ in found]
     try:
         text, data = build_compare(load_views(paths), how)
     except CompareError as e:
@@ -95,7 +97,9 @@ def command(runs: tuple[str, ...], output: Path | None, how: str, json_mode: boo
                         for r in data["runs"]]
         slim["html"] = str(out)
         click.echo(json.dumps(slim, indent=2))
+        refuse_damage(list({p: (p, r) for p, r in found}.values()))
         return
     con = make_console()
     print_comparison(con, data)
     con.print(f"HTML comparison: {out}")
+    refuse_damage(list({p: (p, r) for p, r in found}.values()))

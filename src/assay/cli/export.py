@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from assay.cli.common import find_run, results_option
+from assay.cli.damaged import refuse_damage
 from assay.exitcodes import UserError
 from assay.report.exports import names, render
 from assay.report.salvage import measured
@@ -29,9 +30,11 @@ def command(run: str, fmt: str, output: Path | None, results: Path | None) -> No
     text = render(fmt, path, measured(path, record))  # a crashed run: what it measured
     if output is None:
         click.echo(text, nl=False)
+        refuse_damage([(path, record)])
         return
     try:
         output.write_text(text, encoding="utf-8")
     except OSError as e:
         raise UserError(f"cannot write {output}: {e.strerror or e}") from None
     click.echo(str(output), err=True)
+    refuse_damage([(path, record)])

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import click
+from rich.console import Console
 
 from assay.cli.common import duration_value, scenario_error
 from assay.cli.run import planned
@@ -63,6 +64,14 @@ def _component(plan: Plan, name: str, target: float | None) -> str:
         end = format_duration(spec.end_s) if spec.end_s is not None else "the end"
         text += f", {format_duration(spec.start_s)}-{end}"
     return text
+
+
+def _other_jobfiles(con: Console, plan: Plan, host: str) -> None:
+    """The job files a run stores beside run.fio (the prefill that writes the dataset)."""
+    for name, text in plan.jobfiles[host].items():
+        if name != RUN_JOB and text.strip():
+            con.rule(f"fio job file: hosts/{host}/{name}")
+            click.echo(text)
 
 
 def _plan_here(plan_on: Callable[[list[inventory.Host] | None], Plan]) -> Plan:
@@ -177,11 +186,13 @@ def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple
         if plan.cluster is None:
             con.rule(f"fio job file: hosts/local/{RUN_JOB}")
             click.echo(jobfile)
+            _other_jobfiles(con, plan, first)
         for host, hp in (plan.cluster.hosts.items() if plan.cluster else []):
             counts = ", ".join(f"{w} x{n}" for w, n in hp.instances.items())
             con.rule(f"fio job file: hosts/{host}/{RUN_JOB}  ({counts}; target "
                      f"{hp.host.path or hp.host.device})")
             click.echo(plan.jobfiles[host][RUN_JOB])
+            _other_jobfiles(con, plan, host)
         if not no_check:
             con.print("fio --parse-only: " + ("[green]ok[/]" if not complaint else
                                                f"[red]{complaint}[/]"))

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from assay.cli.common import find_run, results_option
+from assay.cli.damaged import refuse_damage
 from assay.exitcodes import UserError
 from assay.report.html import write_report
 
@@ -24,7 +25,7 @@ def command(run: str, output: Path | None, results: Path | None) -> None:
     table, per-second charts with timeline steps and phases, latency by percentile, the
     environment and the scenario.
     """
-    path, _ = find_run(run, results)
+    path, record = find_run(run, results)
     try:
         out = write_report(path, output)
     except OSError as e:
@@ -33,3 +34,4 @@ def command(run: str, output: Path | None, results: Path | None) -> None:
     except ValueError as e:
         raise UserError(f"{path}: {e}") from None
     click.echo(str(out))
+    refuse_damage([(path, record)])

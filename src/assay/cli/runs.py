@@ -17,9 +17,15 @@ from assay.exitcodes import UserError
 from assay.report.terminal import STATUS_STYLE
 from assay.results.blocklog import last_second
 from assay.results.catalogue import Catalogue
+from assay.results.printable import printable
 
 # statuses the terminal summary does not know: a run that can no longer finish
 _EXTRA_STYLE = {"crashed": "bold red", "unreadable": "bold red"}
+
+
+def shown(text: str | None) -> str:
+    """A stored name for the table: control characters and rich markup escaped."""
+    return escape(printable(text or ""))
 
 
 @click.command("runs")
@@ -55,7 +61,7 @@ def command(scenario: str | None, limit: int, json_mode: bool, rebuild: bool,
         click.echo(json.dumps([{k: r[k] for k in r if k != "mtime"} for r in rows], indent=2))
         return
     if not rows:
-        con.print(f"no runs in {escape(str(root))}")
+        con.print(f"no runs in {shown(str(root))}")
         return
     t = Table(show_edge=False, pad_edge=False)
     for col in ("id", "scenario", "started", "status", "thresholds", "target"):
@@ -72,9 +78,9 @@ def command(scenario: str | None, limit: int, json_mode: bool, rebuild: bool,
             grade = f"{s.get('not_graded') or 0} not graded"
         started = time.strftime("%Y-%m-%d %H:%M", time.localtime(r["started"] or 0))
         style = STATUS_STYLE.get(r["status"]) or _EXTRA_STYLE.get(r["status"], "")
-        status = f"[{style}]{escape(r['status'])}[/]" if style else escape(r["status"])
+        status = f"[{style}]{shown(r['status'])}[/]" if style else shown(r["status"])
         if r.get("last_t") is not None:
             status += f" at {r['last_t']:.0f}s"
-        t.add_row(escape(r["id"]), escape(r["scenario"]), started, status, grade,
-                  escape(r["target"]))
+        t.add_row(shown(r["id"]), shown(r["scenario"]), started, status, grade,
+                  shown(r["target"]))
     con.print(t)

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from assay.cli.common import find_run, results_option
+from assay.cli.damaged import refuse_damage
 from assay.console import make_console
 from assay.report.jsondoc import summary_document
 from assay.report.salvage import measured, shout, status_label
@@ -30,9 +31,11 @@ def command(run: str, json_mode: bool, results: Path | None) -> None:
         if label != status:
             doc["verdict"] = shout(label)
         click.echo(json.dumps(doc, indent=2))
+        refuse_damage([(path, record)])
         return
     console = make_console()
     print_summary(console, record, path, label)
     if status == "crashed":
         console.print(f"[red]crashed:[/] the assay process (pid {record.pid}) is gone; the "
                       f"record holds the seconds measured until then")
+    refuse_damage([(path, record)])

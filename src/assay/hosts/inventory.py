@@ -32,6 +32,7 @@ from assay.hosts.inventory_source import At, Raw, Var, parse_ini, parse_yaml
 from assay.hosts.sshargs import split_ssh_args
 from assay.hosts.varsdirs import VarsDirs
 from assay.scenario.yamlsource import Issue
+from assay.scenario.messages import control
 
 YAML_TOP = re.compile(r"^[\w.-]+:(\s|$)")
 SSH_CONNECTIONS = {"ssh", "smart", "paramiko", "ansible.builtin.ssh",
@@ -236,6 +237,13 @@ def _host(raw: Raw, name: str, at: At, v: dict[str, Var], groups: tuple[str, ...
         issues.append(v["assay_device"][1].issue(f"{name}.assay_device",
                                                  "give assay_path or assay_device, not both"))
     address = text("ansible_host", "ansible_ssh_host") or name
+    named = [("", name), ("ansible_host", address),
+             *((k, text(k)) for k in ("ansible_user", "assay_path", "assay_device"))]
+    for key, value in named:
+        if value is not None and (bad := control(value)):  # an escape sequence in a listing
+            issues.append((v[key][1] if key in v else at).issue(
+                f"{name}.{key}" if key else name,
+                f"{value!r} holds the control character {bad!r}: not allowed"))
     if address.startswith("-"):
         issues.append(at.issue(f"{name}.ansible_host", f"{address!r} is not a host address"))
     connection = _pick(v, "ansible_connection")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import struct
+import zlib
 from array import array
 from pathlib import Path
 
@@ -39,20 +40,36 @@ class Journal:
         return j
 
     @classmethod
-    def load(cls, directory: Path, name: str, blocks: int) -> Journal:
-        """The journal as a run left it: the checkpoint, then the log replayed (a torn last
-        record is ignored)."""
+    def load(cls, directory: Path, name: str, blocks: int,
+             digest: dict[str, int] | None = None) -> Journal:
+        """The journal as a run left it: the checkpoint, then the log replayed. Without its
+        log a journal says nothing of the writes since the checkpoint, and stale blocks pass
+        for current: a missing part, or one that differs from the `digest` the run recorded
+        when it ended, is a ValueError. Without a digest (a crashed run), a torn last record
+        is the kill's and is ignored."""
         j = cls(directory, name, blocks)
         data = j.gen_path.read_bytes()
         if len(data) != 4 * blocks:
             raise ValueError(f"{j.gen_path}: {len(data)} bytes, expected {4 * blocks}")
+        if not j.log_path.exists():
+            raise ValueError(f"{j.log_path} is missing (every journal has one)")
+        log = j.log_path.read_bytes()
+        if digest is not None and digest != _digest(data, log):
+            raise ValueError(f"{j.gen_path.name} and {j.log_path.name} are not what the run "
+                             f"left ({len(data)} and {len(log)} bytes, the run left "
+                             f"{digest.get('gen_bytes')} and {digest.get('log_bytes')}; "
+                             f"or their contents changed)")
         j.gens = array("I", data)
-        if j.log_path.exists():
-            log = j.log_path.read_bytes()
-            for block, gen in RECORD.iter_unpack(log[:len(log) - len(log) % RECORD.size]):
-                if block < blocks:
-                    j.gens[block] = gen
+        for block, gen in RECORD.iter_unpack(log[:len(log) - len(log) % RECORD.size]):
+            if block >= blocks:
+                raise ValueError(f"{j.log_path} names block {block} of {blocks}: damaged")
+            j.gens[block] = gen
         return j
+
+    def digest(self) -> dict[str, int]:
+        """Sizes and CRC-32 of the checkpoint and the log as they are on disk (run.json
+        records it when the writers stop, `load` checks it)."""
+        return _digest(self.gen_path.read_bytes(), self.log_path.read_bytes())
 
     def ack(self, block: int, generation: int) -> None:
         self.gens[block] = generation
@@ -81,3 +98,8 @@ class Journal:
         self.log_path.write_bytes(b"")
         self._pending.clear()
         self._log_bytes = 0
+
+
+def _digest(gen: bytes, log: bytes) -> dict[str, int]:
+    return {"gen_bytes": len(gen), "log_bytes": len(log),
+            "crc": zlib.crc32(log, zlib.crc32(gen))}

@@ -45,15 +45,17 @@ def load(run_dir: Path, record: RunRecord) -> tuple[list[Area], dict[str, Any], 
         if not a.path.is_file():
             raise UserError(f"{a.path}: the integrity file of workload {a.workload!r} is gone "
                             f"(the target was removed or cleaned)")
-        if a.path.stat().st_size < a.size:
-            raise UserError(f"{a.path}: {a.path.stat().st_size} bytes, the run wrote {a.size}")
+        # a truncated file is not refused: the blocks past its end read as zeros, lost
         _same_writer(a)
         journal = run_dir / str(f["journal"])
         try:
-            gens[a.workload] = Journal.load(journal.parent, journal.name, a.blocks).gens
+            gens[a.workload] = Journal.load(journal.parent, journal.name, a.blocks,
+                                            f.get("journal_digest")).gens
         except (OSError, ValueError) as e:
-            raise UserError(f"the journal of workload {a.workload!r} is unreadable: {e}") \
-                from None
+            why = f"{e.strerror}: {e.filename}" if isinstance(e, OSError) else str(e)
+            raise UserError(f"the journal of workload {a.workload!r} is missing or damaged, "
+                            f"so verify cannot tell a stale block from a current one: "
+                            f"{why}") from None
     return areas, gens, bool(section.get("direct", True))
 
 

@@ -110,6 +110,9 @@ class Session:
              "write_errors": self.writers[a.workload].errors if a.workload in
              self.writers else 0,
              "direct_writes": a.workload in self.writers and self.writers[a.workload].direct,
+             # the journal as the stopped writers left it: verify refuses another one
+             **({"journal_digest": self.writers[a.workload].journal.digest()}
+                if a.workload in self.writers and self.status != "writing" else {}),
              **({"last_error": self.writers[a.workload].last_error}
                 if a.workload in self.writers and self.writers[a.workload].last_error else {})}
             for a in self.areas], self.passes, self.status, self.reason,

@@ -24,7 +24,8 @@ from assay.integrity.fiojobs import apply as add_headers
 from assay.integrity.session import settings as integrity_settings
 from assay.metrics.duetime import IOLOG_SUFFIX, paced_jobs
 from assay.metrics.summary import ComponentInfo
-from assay.plan.model import Plan, render_jobfiles
+from assay.plan.limits import check as check_rates
+from assay.plan.model import Plan, path_problem, render_jobfiles
 from assay.plan.placement import PlacementError, one_host, place
 from assay.plan.sources import read_scenario
 from assay.plan.steps import check_steps
@@ -77,12 +78,14 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
         sc.timeline.warmup = warmup
     if target is not None:
         target(sc.target)
+    issues: list[Issue] = []
+    src = resolved.source
+    if sc.target.path and (problem := path_problem(sc.target.path)):
+        issues.append(src.issue(("target", "path"), problem))  # --path: before any directory
     run_seconds = duration if duration is not None else sc.timeline.duration
     ctx = BuildContext(seed=sc.seed, duration=run_seconds, warmup=sc.timeline.warmup,
                        duration_overridden=duration is not None)
     streams: list[Stream] = []
-    issues: list[Issue] = []
-    src = resolved.source
     for name, params in resolved.workloads.items():
         if hosts is None and params.hosts is not None:
             issues.append(src.issue(("workloads", name, "hosts"), "placement on hosts needs an "
@@ -137,6 +140,7 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
     issues.extend(check_steps(resolved, timed, run_seconds, ctx.notes))
     issues.extend(check_postgres(resolved, hosts is not None))
     issues.extend(check_integrity(resolved, streams, thresholds, hosts is not None))
+    issues.extend(check_rates(resolved, streams))
     if issues:
         raise ScenarioInvalid(issues)
     _, verified = integrity_settings(resolved, writing(streams))

@@ -42,16 +42,23 @@ VARIABLES_NOTE = (f"${{{TARGET_VAR}}} and ${{{DIRECT_VAR}}} are set by assay whe
 _FIO_KEYWORDS = ("${", "$pagesize", "$mb_memory", "$ncpus")
 
 
+def path_problem(text: str) -> str | None:
+    """Why fio cannot use `text` as the target path, or None (planning asks it too)."""
+    if any(unicodedata.category(c) == "Cc" for c in text) or \
+            any(k in text for k in _FIO_KEYWORDS):
+        return (f"fio cannot use the target path {text!r}: control characters, `${{`, "
+                f"$ncpus, $pagesize and $mb_memory are read as something else; choose "
+                f"another path")
+    return None
+
+
 def variables(directory: Path, direct: bool) -> dict[str, str]:
     """The values of the job files' variables for a run. fio reads `:` in `directory=` as a
     separator (escaped `\\:`); `;` and `#`, comments in a job file, are safe in a variable's
     value. A path fio would still read as something else is refused (UserError)."""
     text = str(directory)
-    if any(unicodedata.category(c) == "Cc" for c in text) or \
-            any(k in text for k in _FIO_KEYWORDS):
-        raise UserError(f"fio cannot use the target path {text!r}: control characters, `${{`, "
-                        f"$ncpus, $pagesize and $mb_memory are read as something else; choose "
-                        f"another path")
+    if problem := path_problem(text):
+        raise UserError(problem)
     return {TARGET_VAR: text.replace(":", "\\:"), DIRECT_VAR: str(int(direct))}
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pwd
+import re
 import shutil
 import signal
 import socket
@@ -109,6 +110,12 @@ def kill_all(data: Path, timeout: float = 10.0) -> int:
     return len(pids)
 
 
+# a server log line's severity (log_line_prefix may put a time and pid before it)
+_SEVERITY = re.compile(r"\b(PANIC|FATAL|ERROR):\s")
+SOCKET_PREFIX = "assay-pg-"  # the socket directory, in the temporary directory
+OS_ERRORS = ("No space left on device", "Disk quota exceeded", "Input/output error",
+             "Read-only file system")
+
 @dataclass
 class Cluster:
     """One server: its data directory (on the target), its socket directory, its process."""
@@ -140,7 +147,7 @@ class Cluster:
     def start(self, settings: dict[str, str]) -> None:
         """Start the postmaster with `settings` on the command line (they win over the data
         directory's postgresql.conf, and run.json records them)."""
-        self.socket_dir = Path(tempfile.mkdtemp(prefix="assay-pg-"))
+        self.socket_dir = Path(tempfile.mkdtemp(prefix=SOCKET_PREFIX))
         self.socket_dir.chmod(0o700)
         chown(self.socket_dir)
         opts = {**settings, "port": str(self.port), "listen_addresses": "''",
@@ -187,6 +194,25 @@ class Cluster:
         with contextlib.suppress(OSError):
             text = self.log.read_text(errors="replace").strip().splitlines()
             return " | ".join(text[-lines:])
+        return ""
+
+    def server_reason(self, scan: int = 65536) -> str:
+        """What the server's log says went wrong last (a full disk: "could not extend file
+        ...: No space left on device"): a PANIC first, then an operating-system error, then
+        any ERROR or FATAL; "" when it says nothing wrong."""
+        try:
+            with open(self.log, "rb") as fh:
+                fh.seek(max(0, fh.seek(0, os.SEEK_END) - scan))
+                lines = fh.read().decode("utf-8", "replace").splitlines()
+        except OSError:
+            return ""
+        said = [(line, m) for line in lines if (m := _SEVERITY.search(line))]
+        for pick in (lambda m, line: m.group(1) == "PANIC",
+                     lambda m, line: any(e in line for e in OS_ERRORS),
+                     lambda m, line: True):
+            found = [line[m.start():] for line, m in said if pick(m, line)]
+            if found:
+                return found[-1].strip()[:300]
         return ""
 
     def stop(self, timeout: float = 30.0) -> None:

@@ -10,7 +10,7 @@ import json
 import shutil
 from pathlib import Path
 
-from assay.postgres.cluster import kill_all
+from assay.postgres.cluster import SOCKET_PREFIX, kill_all
 
 SUFFIXES = (".run", ".wal")
 
@@ -31,4 +31,9 @@ def clean(run_dir: Path) -> list[str]:
             shutil.rmtree(path, ignore_errors=True)
             done.append(f"removed the PostgreSQL cluster {path} of crashed run {run_dir.name}"
                         + (f" ({killed} processes ended)" if killed else ""))
+        sock = Path(info["socket"]) if isinstance(info.get("socket"), str) else None
+        if sock is not None and sock.name.startswith(SOCKET_PREFIX) and sock.is_dir():
+            shutil.rmtree(sock, ignore_errors=True)  # its server is gone: an empty directory
+            done.append(f"removed the PostgreSQL socket directory {sock} of crashed run "
+                        f"{run_dir.name}")
     return done

@@ -134,7 +134,9 @@ class PostgresLoad:
         tmp = self.state / "cluster.json.tmp"
         tmp.write_text(json.dumps(
             {"data": str(self.work), "wal": str(self.waldir) if self.waldir else None,
-             "pid": self.cluster.pid if self.cluster else None}, indent=1) + "\n")
+             "pid": self.cluster.pid if self.cluster else None,
+             "socket": str(self.cluster.socket_dir) if self.cluster and self.cluster.socket_dir
+             else None}, indent=1) + "\n")
         tmp.replace(self.state / "cluster.json")
 
     def argv(self) -> list[str]:
@@ -175,10 +177,15 @@ class PostgresLoad:
         """RunAborted when the server or pgbench died before its time."""
         assert self.cluster is not None
         if not self.cluster.alive():
-            raise RunAborted(f"workload {self.name}: {self.cluster.death()}")
+            server = self.cluster.server_reason()
+            raise RunAborted(f"workload {self.name}: {self.cluster.death()}"
+                             + (f"; the server: {server}" if server else ""))
         if self.pgbench is not None and self.pgbench.poll() not in (None, 0):
-            raise RunAborted(f"workload {self.name}: pgbench exited with status "
-                             f"{self.pgbench.returncode}: {self.pgbench_tail()}")
+            server = self.cluster.server_reason()  # pgbench only saw its sessions fail
+            raise RunAborted(f"workload {self.name}: "
+                             + (f"the server: {server}; " if server else "")
+                             + f"pgbench exited with status {self.pgbench.returncode}: "
+                             f"{self.pgbench_tail()}")
 
     def pgbench_tail(self, lines: int = 3) -> str:
         with contextlib.suppress(OSError):

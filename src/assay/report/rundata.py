@@ -16,7 +16,7 @@ from typing import Any
 
 from assay.metrics.histogram import Histogram
 from assay.report.downsample import envelope_xy
-from assay.results.blocklog import merged_bins, read_rows
+from assay.results.blocklog import merged_bins, read_rows, valid_row
 from assay.results.record import RunRecord
 from assay.results.rundir import read_ndjson
 
@@ -80,17 +80,17 @@ def _records(path: Path, batch: int = 20_000) -> Iterator[dict[str, Any]]:
     times faster on day-long runs); a batch with a torn or bad line falls back line by line."""
     if not path.exists():
         return
-    with open(path, encoding="utf-8") as fh:
+    with open(path, encoding="utf-8", errors="replace") as fh:
         while True:
             lines = [ln for ln in (fh.readline() for _ in range(batch)) if ln.strip()]
             if not lines:
                 return
             try:
-                yield from json.loads("[" + ",".join(lines) + "]")
+                yield from filter(valid_row, json.loads("[" + ",".join(lines) + "]"))
             except ValueError:
                 for ln in lines:
                     try:
-                        yield json.loads(ln)
+                        yield from filter(valid_row, [json.loads(ln)])
                     except ValueError:
                         continue
 
@@ -250,6 +250,8 @@ def latency_curves(run_dir: Path, run: RunRecord,
         try:
             s = json.loads(line)
         except ValueError:
+            continue
+        if not valid_row(s):  # damaged since (results/damage.py says so)
             continue
         t = s.get("t")
         if not isinstance(t, int | float) or not (start < t <= end + 1e-6):

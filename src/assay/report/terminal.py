@@ -5,12 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from assay.report.cluster import print_cluster
 from assay.report.jsondoc import transactional
 from assay.report.postgres_summary import print_databases
 from assay.report.salvage import shout
+from assay.results.printable import printable
 from assay.results.record import ComponentStats, RunRecord
 from assay.scenario.units import format_duration, format_latency_ms
 
@@ -32,7 +34,8 @@ def print_summary(console: Console, run: RunRecord, run_dir: Path,
     word, detail = run.headline()
     if label and label != status:
         word, style = shout(label), "bold red"
-    console.print(f"[{style}]{word}[/]  {run.scenario.name}" + (f"  {detail}" if detail else ""))
+    name = escape(printable(run.scenario.name))
+    console.print(f"[{style}]{word}[/]  {name}" + (f"  {detail}" if detail else ""))
     if run.reason:
         console.print(f"[yellow]reason:[/] {run.reason}")
     if run.thresholds:

@@ -22,6 +22,7 @@ samples and series take 15.3 MB instead of 834 MB of NDJSON (bench/long_run.py).
 from __future__ import annotations
 
 import json
+import math
 import os
 import struct
 import zlib
@@ -176,16 +177,32 @@ class BlockLog:
 
 
 def _lines(fh: Iterable[str]) -> Iterator[dict[str, Any]]:
+    """The readable rows of a tail; a torn last line (killed mid-write), or lines damaged
+    since, are skipped (results/damage.py says what they held)."""
     for line in fh:
         line = line.strip()
         if not line:
             continue
         try:
             row = json.loads(line)
-        except json.JSONDecodeError:  # a torn last line (killed mid-write)
+        except json.JSONDecodeError:
             continue
-        if isinstance(row, dict):
+        if valid_row(row):
             yield row
+
+
+def valid_row(row: Any) -> bool:
+    """A row as assay writes it: a mapping with a finite time `t`, and its histogram bins,
+    if any, whole counts by bin. Anything else is damage, not data."""
+    if not isinstance(row, dict):
+        return False
+    t = row.get("t")
+    if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t):
+        return False
+    bins = row.get(BINS)
+    return bins is None or isinstance(bins, dict) and all(
+        isinstance(k, str) and k.isdigit() and isinstance(v, int) and not isinstance(v, bool)
+        for k, v in bins.items())
 
 
 def blocks(path: Path) -> Iterator[tuple[float, float, int, int]]:
@@ -223,7 +240,7 @@ def read_rows(run_dir: Path, name: str, every: int = 1) -> Iterator[dict[str, An
             yield from read_block(path, offset, length)
     tail = run_dir / f"{name}.ndjson"
     if tail.exists():
-        with open(tail, encoding="utf-8") as fh:
+        with open(tail, encoding="utf-8", errors="replace") as fh:
             for row in _lines(fh):
                 t = row.get("t")
                 if last is None or not isinstance(t, int | float) or round(t, 3) > last:
@@ -322,7 +339,7 @@ def merged_bins(run_dir: Path, name: str, start: float, end: float) \
                     next(it_v)
     tail = run_dir / f"{name}.ndjson"
     if tail.exists():
-        with open(tail, encoding="utf-8") as fh:
+        with open(tail, encoding="utf-8", errors="replace") as fh:
             for row in _lines(fh):
                 t_row = row.get("t")
                 if not isinstance(t_row, int | float) or \

@@ -125,9 +125,16 @@ class Catalogue:
         rows = self.rows()
         if ref == "last":
             return Path(max(rows, key=lambda r: r["started"] or 0)["path"]) if rows else None
-        exact = [r for r in rows if r["id"] == ref]
-        matches = exact or [r for r in rows if r["id"].startswith(ref) or r["id"].endswith(ref)]
+        matches = self.matches(ref, rows)
         return Path(matches[0]["path"]) if len(matches) == 1 else None
+
+    def matches(self, ref: str, rows: Rows | None = None) -> Rows:
+        """The runs an id, or a prefix or suffix of one, names, newest first: more than one
+        is an ambiguous reference, which the caller names."""
+        rows = self.rows() if rows is None else rows
+        exact = [r for r in rows if r["id"] == ref]
+        found = exact or [r for r in rows if r["id"].startswith(ref) or r["id"].endswith(ref)]
+        return sorted(found, key=lambda r: r["started"] or 0, reverse=True)
 
     def _synced(self, dirs: dict[str, Path]) -> Rows:
         if not dirs and not self.file.exists():

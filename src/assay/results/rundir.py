@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from assay.results.printable import printable_tree
 from assay.results.record import SCHEMA_VERSION as RECORD_VERSION
 from assay.results.record import RecordError, RunRecord, parse_record
 
@@ -140,19 +141,22 @@ def read_record(run_dir: Path) -> RunRecord:
         data = json.loads(text)
     except ValueError as e:
         raise RecordError(f"{path} is corrupt: not valid JSON ({e})") from None
-    return parse_record(data, str(path))
+    # for the readers (show, report, compare): a stored name may hold escape sequences
+    return parse_record(printable_tree(data), str(path))
 
 
 def read_ndjson(path: Path) -> Iterator[dict[str, Any]]:
     """Records of an NDJSON file; a torn last line (killed mid-write) is skipped."""
     if not path.exists():
         return
-    with open(path, encoding="utf-8") as fh:
+    with open(path, encoding="utf-8", errors="replace") as fh:
         for line in fh:
             line = line.strip()
             if not line:
                 continue
             try:
-                yield json.loads(line)
+                record = json.loads(line)
             except json.JSONDecodeError:
                 continue
+            if isinstance(record, dict):  # a line damaged into a list or a number is not one
+                yield record

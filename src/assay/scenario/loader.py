@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from assay.scenario.messages import in_words, is_type_tag, show
 from assay.scenario.models import ResolvedScenario, Scenario, StepBase, WorkloadBase
 from assay.scenario.yamlsource import (
     Issue,
@@ -18,20 +19,16 @@ from assay.scenario.yamlsource import (
 
 
 def pydantic_issues(src: YamlSource, err: ValidationError, prefix: Path_ = ()) -> list[Issue]:
-    """Turn pydantic errors into located, readable issues."""
-    out = []
+    """Turn pydantic errors into located issues in assay's words, one per place: a value that
+    fits no branch of a union is said once, not once per branch."""
+    out: dict[tuple[Path_, bool], Issue] = {}
     for e in err.errors():
-        loc = tuple(x for x in e["loc"] if not (isinstance(x, str) and x.startswith("function-")))
-        path = (*prefix, *loc)
-        msg = e["msg"]
-        if e["type"] == "extra_forbidden":
-            msg = "unknown key"
-        elif e["type"] == "missing":
-            msg = "required key is missing"
-        elif msg.startswith("Value error, "):
-            msg = msg[len("Value error, "):]
-        out.append(src.issue(path, msg))
-    return out
+        path = (*prefix, *(x for x in e["loc"] if not is_type_tag(x)))
+        union = len(path) < len(prefix) + len(e["loc"])
+        if (path, True) in out and union:
+            continue
+        out[(path, union)] = src.issue(path, in_words(e))
+    return list(out.values())
 
 
 def _validate(src: YamlSource, model: type[BaseModel], data: Any, prefix: Path_,
@@ -59,11 +56,12 @@ def resolve(src: YamlSource, kinds: Mapping[str, type[WorkloadBase]],
         if not isinstance(raw, dict):
             issues.append(src.issue(path, "a workload is a mapping with at least `kind`"))
             continue
-        kind = str(raw.get("kind"))
-        if kind not in kinds:
+        kind = raw.get("kind")
+        if not isinstance(kind, str) or kind not in kinds:
             known = ", ".join(sorted(kinds))
-            issues.append(src.issue((*path, "kind"), f"unknown workload kind {kind!r} "
-                                                     f"(known: {known})"))
+            said = "required key is missing" if kind is None else \
+                f"unknown workload kind {show(kind)}"
+            issues.append(src.issue((*path, "kind"), f"{said} (known: {known})"))
             continue
         wl = _validate(src, kinds[kind], raw, path, issues)
         if wl is not None:
@@ -76,11 +74,12 @@ def resolve(src: YamlSource, kinds: Mapping[str, type[WorkloadBase]],
         if not isinstance(raw, dict):
             issues.append(src.issue(path, "a step is a mapping with at least `action`"))
             continue
-        action = str(raw.get("action"))
-        if action not in actions:
+        action = raw.get("action")
+        if not isinstance(action, str) or action not in actions:
             known = ", ".join(sorted(actions)) or "none"
-            issues.append(src.issue((*path, "action"), f"unknown action {action!r} "
-                                                       f"(known: {known})"))
+            said = "required key is missing" if action is None else \
+                f"unknown action {show(action)}"
+            issues.append(src.issue((*path, "action"), f"{said} (known: {known})"))
             continue
         step = _validate(src, actions[action], raw, path, issues)
         if step is not None:

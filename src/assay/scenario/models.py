@@ -14,11 +14,12 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainSerializer,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
-from assay.scenario import units
+from assay.scenario import messages, units
 from assay.scenario.yamlsource import YamlSource
 
 
@@ -44,11 +45,30 @@ Ratio = Annotated[float, BeforeValidator(_ratio)]
 Percent = Annotated[float, BeforeValidator(_percent)]
 
 MAX_DATASET = 1 << 50  # 1 PiB: more is a typo, not a test anyone can prefill
+MAX_NUMBER = (1 << 63) - 1  # the largest number fio reads (a signed 64-bit integer)
+FREE_TEXT = ("description", "command", "run", "text")  # may hold newlines and tabs
 MIN_DURATION = 1.0  # seconds: assay measures and grades per second
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_default=True)
+    # NaN and infinity are no number a user can ask for (an infinite rate overflows fio's
+    # integers): refused here once for every float of every scenario model
+    model_config = ConfigDict(extra="forbid", validate_default=True, allow_inf_nan=False)
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _plain(cls, v: Any, info: ValidationInfo) -> Any:
+        """Every number fits the 64-bit integers fio reads (a seed of 1e26 was fio's parse
+        error); no name or path holds a control character (an escape sequence would rewrite
+        the terminal of whoever lists the run), free text only newlines and tabs."""
+        if isinstance(v, int | float) and not isinstance(v, bool) and abs(v) > MAX_NUMBER:
+            raise ValueError(f"{messages.show(v)} is too large: at most {MAX_NUMBER}")
+        allowed = "\n\t" if info.field_name in FREE_TEXT else ""
+        for text in (v if isinstance(v, list) else [v]):
+            if isinstance(text, str) and (bad := messages.control(text, allowed)):
+                raise ValueError(f"{messages.show(text)} holds the control character "
+                                 f"{bad!r}: not allowed here")
+        return v
 
 
 class DataSpec(Strict):
@@ -252,6 +272,20 @@ class Scenario(Strict):
         if v is True:
             return {}
         return None if v is False else v
+
+    @field_validator("thresholds", mode="before")
+    @classmethod
+    def _thresholds(cls, v: Any) -> Any:
+        entry = "`metric: condition` entries or a list of \"metric condition\" lines"
+        if not isinstance(v, dict | list):
+            raise ValueError(f"expected {entry}, got {messages.show(v)}")
+        items = v.items() if isinstance(v, dict) else \
+            [kv for e in v for kv in (e.items() if isinstance(e, dict) else [("", e)])]
+        for key, value in items:
+            if not isinstance(key, str) or not isinstance(value, str):
+                wrong = value if isinstance(key, str) else key
+                raise ValueError(f"expected {entry}, got {messages.show(wrong)}")
+        return v
 
     @model_validator(mode="after")
     def _names(self) -> Scenario:

@@ -7,6 +7,8 @@ from typing import Any
 
 import yaml
 
+from assay.scenario.messages import control
+
 Path_ = tuple[str | int, ...]
 
 
@@ -21,9 +23,9 @@ class Issue:
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
-        if self.field:
-            return f"{where}: {self.field}: {self.message}"
-        return f"{where}: {self.message}"
+        text = f"{where}: {self.field}: {self.message}" if self.field else \
+            f"{where}: {self.message}"
+        return escaped(text)  # a key or a value may hold an escape sequence: not the terminal's
 
 
 class ScenarioInvalid(Exception):
@@ -53,6 +55,14 @@ class YamlSource:
 
     def issue(self, path: Path_, message: str) -> Issue:
         return Issue(self.file, self.line_of(path), dotted(path), message)
+
+
+def escaped(text: str) -> str:
+    """Control characters as visible escapes (`\\x1b`); the rest as it is."""
+    if control(text) is None:
+        return text
+    return "".join(c.encode("unicode_escape").decode("ascii") if control(c) else c
+                   for c in text)
 
 
 def dotted(path: Path_) -> str:
