@@ -31,8 +31,8 @@ from assay.exitcodes import UserError
 from assay.hosts.inventory_source import At, Raw, Var, parse_ini, parse_yaml
 from assay.hosts.sshargs import split_ssh_args
 from assay.hosts.varsdirs import VarsDirs
-from assay.scenario.yamlsource import Issue
 from assay.scenario.messages import control
+from assay.scenario.yamlsource import Issue
 
 YAML_TOP = re.compile(r"^[\w.-]+:(\s|$)")
 SSH_CONNECTIONS = {"ssh", "smart", "paramiko", "ansible.builtin.ssh",
