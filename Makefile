@@ -5,10 +5,11 @@ SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
 # what a run needs, and what the tests add (lab filesystems, a browser for the HTML report)
-# (libfuse3-3, fuse3: the fault server of `assay lab create ... --faulty`)
+# (libfuse3-3, fuse3: the fault server of `assay lab create ... --faulty`; ceph-*: the Ceph lab)
 RUN_PACKAGES := fio util-linux procps libfuse3-3 fuse3
 TEST_PACKAGES := $(RUN_PACKAGES) btrfs-progs btrfs-compsize xfsprogs chromium \
-  openssh-server openssh-client iproute2 e2fsprogs postgresql
+  openssh-server openssh-client iproute2 e2fsprogs postgresql \
+  ceph-mon ceph-mgr ceph-osd ceph-common
 APT_PACKAGES ?= $(RUN_PACKAGES)
 
 .PHONY: demo test lint system venv clean
