@@ -131,6 +131,10 @@ def is_ceph(name: str, root: Path | None = None) -> bool:
     return ((root or lab_root()) / name / STATE).exists()
 
 
+def inventory_of(name: str, root: Path | None = None) -> Path:
+    return (root or lab_root()) / name / "inventory.ini"
+
+
 def load(name: str, root: Path | None = None) -> tuple[Cluster, CephLab]:
     c = labcluster.load(name, root)
     return c, load_dir(Path(c.root))
@@ -244,6 +248,8 @@ def _bring_up(c: Cluster, lab: CephLab) -> None:
     ceph(lab, "osd", "pool", "set", lab.pool, "size", "3")
     ceph(lab, "osd", "pool", "set", lab.pool, "min_size", "2")
     _run(["rbd", "-c", lab.conf, "pool", "init", lab.pool], "rbd pool init")
+    # made for assay: its driver creates images here without --force (platforms/ceph.py)
+    ceph(lab, "osd", "pool", "application", "set", lab.pool, "rbd", "owner", "assay")
     wait_healthy(lab, len(c.hosts), READY_S)
 
 
