@@ -36,7 +36,7 @@ from assay.platforms.fsbase import ActionFailed, FsPlatform, Runner, run_command
 from assay.scenario.models import Target
 
 OWNER = "assay.owner"
-SETTLE_S = 15.0  # PG stats lag a map change: clean within this long of a failure is not trusted
+SETTLE_S = 60.0  # nothing seen to recover this long after a failure: there was nothing to do
 RECOVERY_KEYS = {"backfills": "osd_max_backfills", "recovery_active": "osd_recovery_max_active",
                  "recovery_sleep": "osd_recovery_sleep_hdd"}
 
@@ -234,8 +234,7 @@ class Driver(FsPlatform):
             out = self.ceph("osd", "pool", "deep-scrub", self.pool, run=run)
             return out or f"deep-scrub of pool {self.pool} ({len(self._scrub)} PGs) asked"
         if what == "rebuild":
-            st = self.status(run)
-            self._rebuild = {"t0": time.monotonic(), "unclean": not labceph.clean(st)}
+            self._rebuild = {"t0": time.monotonic(), "moved": False, "clean": 0}
             return "waiting for every PG to be active+clean"
         raise ActionFailed(f"platform ceph cannot {what}")
 
@@ -247,15 +246,16 @@ class Driver(FsPlatform):
             details["pgs_left"] = len(left)
             return bool(left)
         if what == "rebuild":
-            r = self._rebuild or {"t0": time.monotonic(), "unclean": False}
+            r = self._rebuild or {"t0": time.monotonic(), "moved": False, "clean": 0}
             self._rebuild = r
             st = self.status(run)
-            if not labceph.clean(st):
-                r["unclean"] = True
-                return True
+            r["moved"] = r["moved"] or cephstate.recovering(st)
+            r["clean"] = r["clean"] + 1 if cephstate.clean(st) else 0
             waited = time.monotonic() - r["t0"]
-            if not r["unclean"] and waited < SETTLE_S:
-                return True  # clean so soon after a change may be stale PG stats
+            # Ceph notices a lost node only after the heartbeat grace (20 s): clean until then
+            # is stale, so done once copies were seen missing and then clean twice in a row
+            if r["clean"] < 2 or (not r["moved"] and waited < SETTLE_S):
+                return True
             details["recovery_s"] = round(waited, 1)
             details["health"] = st.get("health", {}).get("status")
             return False

@@ -48,6 +48,30 @@ while os.getppid() == parent:
 """
 
 
+DOWN_CHECKS = {"OSD_DOWN", "OSD_HOST_DOWN", "OSD_ROOT_DOWN", "PG_DEGRADED", "PG_AVAILABILITY"}
+MOVING = ("degraded", "undersized", "backfill", "recover", "peering", "remapped", "down",
+          "incomplete", "stale", "activating")
+
+
+def clean(st: dict[str, Any]) -> bool:
+    """Every PG exactly active+clean (not +laggy: stats an OSD stopped refreshing), every OSD
+    that is in also up, and no health check saying an OSD or host is down."""
+    pgmap, osdmap = st.get("pgmap", {}), st.get("osdmap", {})
+    total = pgmap.get("num_pgs", 0)
+    ok = sum(s["count"] for s in pgmap.get("pgs_by_state", [])
+             if s["state_name"] == "active+clean")
+    checks = set(st.get("health", {}).get("checks", {}))
+    return total > 0 and ok == total and not checks & DOWN_CHECKS and \
+        osdmap.get("num_up_osds") == osdmap.get("num_in_osds")
+
+
+def recovering(st: dict[str, Any]) -> bool:
+    """Ceph has noticed lost or misplaced copies: PGs degraded, peering, backfilling, ..."""
+    pgmap = st.get("pgmap", {})
+    return bool(pgmap.get("degraded_objects") or pgmap.get("misplaced_objects")) or any(
+        w in s["state_name"] for s in pgmap.get("pgs_by_state", []) for w in MOVING)
+
+
 def row(ts_line: dict[str, Any], offset: float) -> dict[str, Any]:
     """One helper line as a series row on the run's axis (`t` = wall time + offset)."""
     t = round(float(ts_line["ts"]) + offset, 3)
@@ -61,7 +85,7 @@ def row(ts_line: dict[str, Any], offset: float) -> dict[str, Any]:
     return {
         "t": t, "health": health.get("status", "unknown"),
         "checks": sorted(health.get("checks", {})), "pgs": pgs, "pgs_total": total,
-        "clean": total > 0 and pgs.get("active+clean", 0) == total,
+        "clean": clean(st), "recovering": recovering(st),
         "degraded_objects": pgmap.get("degraded_objects", 0),
         "misplaced_objects": pgmap.get("misplaced_objects", 0),
         "recovery_mbps": round(pgmap.get("recovering_bytes_per_sec", 0) / 1e6, 3),

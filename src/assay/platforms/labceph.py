@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.exitcodes import UserError
-from assay.platforms import labcluster
+from assay.platforms import cephstate, labcluster
 from assay.platforms.lab import lab_root
 from assay.platforms.labcluster import Cluster
 
@@ -275,15 +275,6 @@ def status(lab: CephLab) -> dict[str, Any]:
     return data
 
 
-def clean(st: dict[str, Any]) -> bool:
-    """Every PG active+clean (and there are PGs)."""
-    pgmap = st.get("pgmap", {})
-    total = pgmap.get("num_pgs", 0)
-    ok = sum(s["count"] for s in pgmap.get("pgs_by_state", [])
-             if s["state_name"] == "active+clean")
-    return total > 0 and ok == total
-
-
 def wait_healthy(lab: CephLab, osds: int, timeout: float) -> dict[str, Any]:
     """HEALTH_OK, every OSD up and in, every PG active+clean; UserError after `timeout`."""
     end = time.monotonic() + timeout
@@ -292,7 +283,7 @@ def wait_healthy(lab: CephLab, osds: int, timeout: float) -> dict[str, Any]:
         with contextlib.suppress(UserError, ValueError):
             st = status(lab)
             osdmap = st.get("osdmap", {})
-            if st.get("health", {}).get("status") == "HEALTH_OK" and clean(st) and \
+            if st.get("health", {}).get("status") == "HEALTH_OK" and cephstate.clean(st) and \
                     osdmap.get("num_up_osds") == osds and osdmap.get("num_in_osds") == osds:
                 return st
         time.sleep(1)

@@ -84,21 +84,30 @@ def health_err_s(rows: list[dict[str, Any]]) -> tuple[float | None, str]:
 
 
 def io_frozen_s(series: Iterable[dict[str, Any]]) -> tuple[float | None, str]:
-    """Longest run of seconds with no IO completed by any component, between the load's
-    first and last IO (from fio's per-second series, every host merged)."""
-    per_s: dict[float, tuple[int, float]] = {}
+    """Longest stretch in which the load completed no IO, on every host together, between its
+    first and last IO (fio's per-second series, merged). fio cannot report while all its IO is
+    stuck, so a second that came late counts too: a row of `dt` seconds counts as frozen for
+    dt - 1 s, but never longer than its slowest IO waited (lat_max)."""
+    per_s: dict[float, list[float]] = {}
     for r in series:
         t = round(float(r["t"]), 3)
-        ios, dt = per_s.get(t, (0, 0.0))
-        per_s[t] = (ios + int(r.get("ios") or 0), max(dt, float(r.get("dt") or 0)))
-    seconds = sorted(per_s.items())
-    busy = [i for i, (_, (ios, _)) in enumerate(seconds) if ios]
+        ios, dt, lat = per_s.setdefault(t, [0, 0.0, 0.0])
+        per_s[t] = [ios + int(r.get("ios") or 0), max(dt, float(r.get("dt") or 0)),
+                    max(lat, float(r.get("lat_max_ms") or 0) / 1000)]
+    seconds = [v for _, v in sorted(per_s.items())]
+    busy = [i for i, (ios, _, _) in enumerate(seconds) if ios]
     if not busy:
         return None, "no IO measured"
     worst = run = 0.0
-    for _, (ios, dt) in seconds[busy[0]:busy[-1] + 1]:
-        run = run + dt if ios == 0 else 0.0
+    for ios, dt, lat in seconds[busy[0]:busy[-1] + 1]:
+        if ios == 0:
+            run += dt
+        else:
+            late = min(dt - 1.0, lat) if dt > 1.5 else 0.0
+            run = run + late if late > 0 else 0.0
         worst = max(worst, run)
+        if ios and dt <= 1.5:
+            run = 0.0
     return round(worst, 1), ""
 
 
