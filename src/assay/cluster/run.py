@@ -62,7 +62,8 @@ def open_run(plan: Plan, opt: RunOptions, platform: Platform, console: Console) 
             info = initial_record(plan, rd.id, platform, rd.path, direct, opt.parent, {})
             info["target"] = {"platform": "hosts", "direct_io": direct,
                               "dataset_bytes": plan.dataset_bytes,
-                              "hosts": {h: hp.host.path for h, hp in plan.cluster.hosts.items()}}
+                              "hosts": {h: hp.host.path for h, hp in plan.cluster.hosts.items()},
+                              "driver": platform.facts()}  # e.g. the images a crash leaves
             info["cluster"] = group.record()
             rd.write_record(parse_record(info))
     except BaseException:

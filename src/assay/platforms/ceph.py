@@ -36,6 +36,7 @@ from assay.platforms.fsbase import ActionFailed, FsPlatform, Runner, run_command
 from assay.scenario.models import Target
 
 OWNER = "assay.owner"
+WATCH_S = 45.0  # how long a leftover image's watchers may take to lapse
 SETTLE_S = 60.0  # nothing seen to recover this long after a failure: there was nothing to do
 RECOVERY_KEYS = {"backfills": "osd_max_backfills", "recovery_active": "osd_recovery_max_active",
                  "recovery_sleep": "osd_recovery_sleep_hdd"}
@@ -58,6 +59,7 @@ class Driver(FsPlatform):
         self.created: list[str] = []  # ... of which assay made these (removed at the end)
         self._rebuild: dict[str, Any] = {}
         self._scrub: dict[str, str] = {}
+        self.blocklisted: list[str] = []  # this run's own stale clients (see _remove)
 
     # -- commands ---------------------------------------------------------------------------
     def _auth(self) -> list[str]:
@@ -128,16 +130,35 @@ class Driver(FsPlatform):
                 raise UserError(f"ceph: image {spec} exists and assay did not create it: "
                                 f"give --force to write over it (it is then kept)")
             return False
-        watchers = json.loads(self.rbd("status", spec, "--format", "json")).get("watchers")
-        if watchers:
-            raise UserError(f"ceph: image {spec} is in use ({len(watchers)} client(s)): is "
-                            f"another run of this scenario going on?")
+        end = time.monotonic() + WATCH_S  # a crashed client's watch lapses within 30 s
+        while watchers := self._watchers(spec):
+            if time.monotonic() > end:
+                raise UserError(f"ceph: image {spec} is in use ({len(watchers)} client(s)): "
+                                f"is another run of this scenario going on?")
+            time.sleep(2)
         self._remove(spec)
         return True
 
+    def _watchers(self, spec: str) -> list[dict[str, Any]]:
+        data = json.loads(self.rbd("status", spec, "--format", "json"))
+        return list(data.get("watchers") or [])
+
     def _remove(self, spec: str) -> None:
+        """An image of this run, with its snapshots. Clients of this run still holding it
+        (fio on a host that was lost mid-run and came back) are blocklisted first: `rbd rm`
+        refuses a watched image, and only this run's fio opened it."""
         with contextlib.suppress(ActionFailed):
             self.rbd("snap", "purge", spec)
+        try:
+            self.rbd("rm", "--no-progress", spec)
+            return
+        except ActionFailed:
+            watchers = self._watchers(spec)
+            if not watchers:
+                raise
+        for w in watchers:
+            self.ceph("osd", "blocklist", "add", str(w["address"]), "600")
+        self.blocklisted += [str(w["address"]) for w in watchers]
         self.rbd("rm", "--no-progress", spec)
 
     def cleanup(self, keep: bool) -> None:
@@ -152,8 +173,9 @@ class Driver(FsPlatform):
         return cephstate.CephWatch(run_dir, self.conf, self.client, self.keyring)
 
     def facts(self) -> dict[str, Any]:
-        return {"platform": self.name, "conf": self.conf, "pool": self.pool,
-                "client": self.client, "images": self.images}
+        return {"platform": self.name, "conf": self.conf, "keyring": self.keyring,
+                "pool": self.pool, "client": self.client, "images": self.images,
+                "created": self.created}
 
     # -- snapshots --------------------------------------------------------------------------
     def snapshot_create(self, run: Runner, name: str) -> str:
@@ -251,6 +273,9 @@ class Driver(FsPlatform):
             st = self.status(run)
             r["moved"] = r["moved"] or cephstate.recovering(st)
             r["clean"] = r["clean"] + 1 if cephstate.clean(st) else 0
+            details["last_state"] = ", ".join(  # what the step last saw, in its event
+                f"{s['count']} {s['state_name']}" for s in st.get("pgmap", {}).get(
+                    "pgs_by_state", [])) + f"; {st.get('health', {}).get('status')}"
             waited = time.monotonic() - r["t0"]
             # Ceph notices a lost node only after the heartbeat grace (20 s): clean until then
             # is stale, so done once copies were seen missing and then clean twice in a row
@@ -299,3 +324,26 @@ def from_inventory(hosts: list[Host] | None) -> Callable[[Target], None] | None:
             target.options = {**given, **target.options}
 
     return edit
+
+
+def clean_crashed(facts: dict[str, Any]) -> list[str]:
+    """The images a crashed run created (run.json `target.driver`), removed if they are still
+    assay's and no client holds them any more."""
+    if facts.get("platform") != "ceph" or not facts.get("created"):
+        return []
+    d = Driver(Target(platform="ceph", options={k: facts.get(k) for k in (
+        "conf", "keyring", "pool", "client")}))
+    done = []
+    try:
+        present = set(json.loads(d.rbd("ls", "-p", d.pool, "--format", "json")))
+    except (ActionFailed, ValueError) as e:
+        return [f"cannot list the crashed run's RBD images: {e}"]
+    for spec in facts["created"]:
+        if spec.split("/", 1)[-1] not in present:
+            continue
+        try:
+            d._reuse(spec, force=False)  # removes an image of assay's that nobody holds
+            done.append(f"removed RBD image {spec}")
+        except (UserError, ActionFailed) as e:
+            done.append(f"kept RBD image {spec}: {e}")
+    return done
