@@ -45,6 +45,7 @@ from assay.results.rundir import RunDir
 from assay.runners.base import CommandResult, Document, FioRun, Runner
 
 LOSS_S = 2.5  # silent this long while another host reports: lost (detected within 3 s)
+PROBE_S = 1.0  # silent this long: is the host still there? (cluster/reach.py)
 OVERRUN_S = 3.0  # still running this long after another host ended normally: stopped
 _END = object()
 
@@ -366,8 +367,10 @@ class ClusterRun:
         waiting = [h for h in self.active if h not in self.ended]
         fresh = [h for h in waiting if now - self.seen[h] < LOSS_S]
         for h in waiting:
+            # ask a silent host early, so that the answer is in by LOSS_S
+            answers = now - self.seen[h] >= PROBE_S and not self.stopping and self._answers(h)
             if now - self.seen[h] >= LOSS_S and (fresh or len(self.order) == 1) \
-                    and not self.stopping and not self._answers(h):
+                    and not self.stopping and not answers:
                 self._lose(h, f"no status from fio for {now - self.seen[h]:.1f} s "
                               f"(host or network down)")
         if self._first_end is not None and now - self._first_end > OVERRUN_S + self._spread():

@@ -12,7 +12,7 @@ import socket
 import threading
 import time
 
-TIMEOUT_S = 1.5
+TIMEOUT_S = 1.2  # asked after 1 s of silence: the answer is in before the 2.5 s limit
 
 
 class Reach:
