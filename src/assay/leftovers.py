@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 from assay.hosts import cgroup
-from assay.platforms.ceph import clean_crashed
+from assay.platforms.cephtarget import clean_crashed
 from assay.postgres.leftovers import clean as postgres_leftovers
 from assay.results.catalogue import Catalogue
 from assay.results.record import RecordError

@@ -9,7 +9,7 @@ import pytest
 
 from assay.hosts import inventory
 from assay.plan import plan_text
-from assay.platforms import ceph, rbdjobs
+from assay.platforms import ceph, cephtarget, rbdjobs
 from assay.scenario.yamlsource import ScenarioInvalid
 
 INVENTORY = """\
@@ -48,7 +48,7 @@ def planned(tmp_path: Path, text: str = SCENARIO):
     inv = tmp_path / "inv.ini"
     inv.write_text(INVENTORY)
     hosts = inventory.load(inv)
-    return plan_text(text, "t.yaml", tmp_path, target=ceph.from_inventory(hosts), hosts=hosts)
+    return plan_text(text, "t.yaml", tmp_path, target=cephtarget.from_inventory(hosts), hosts=hosts)
 
 
 def test_each_instance_drives_its_own_image_with_files_end_to_end(tmp_path: Path) -> None:

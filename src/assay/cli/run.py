@@ -23,7 +23,7 @@ from assay.exitcodes import UserError
 from assay.hosts import inventory
 from assay.hosts.inventory import Host
 from assay.plan import Plan, ScenarioFile, TargetEdit
-from assay.platforms import ceph, labceph
+from assay.platforms import cephtarget, labceph
 from assay.platforms import lab as labs
 from assay.report.jsondoc import summary_document
 from assay.report.terminal import print_summary
@@ -61,7 +61,7 @@ def planned(scenario: str, sets: tuple[str, ...], duration: float | None,
     before its job files are rendered; placed on the inventory's `hosts` when given."""
     scn = ScenarioFile.read(scenario)
     if target is None and hosts is not None:  # a ceph scenario's cluster, from the inventory
-        target = ceph.from_inventory(hosts)
+        target = cephtarget.from_inventory(hosts)
     return scn.plan(scn.overrides(sets + hcibench_sets(scn, cache, ftt)), duration,
                     warmup=warmup, target=target, hosts=hosts)
 

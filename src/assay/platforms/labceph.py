@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shutil
-import signal
 import subprocess
 import time
 import uuid
@@ -38,7 +36,11 @@ from typing import Any
 from assay.exitcodes import UserError
 from assay.platforms import cephstate, labcluster
 from assay.platforms.lab import lab_root
+from assay.platforms.labceph_teardown import daemon_pids, destroy, stop_daemon
 from assay.platforms.labcluster import Cluster
+
+__all__ = ["CephLab", "create", "daemon_pids", "destroy", "inventory_of", "is_ceph", "load",
+           "load_dir", "start_osd", "stop_daemon", "summary", "wait_healthy"]
 
 STATE = "ceph.json"
 POOL = "assay"
@@ -300,46 +302,6 @@ def _write_inventory(c: Cluster, lab: CephLab) -> None:
              f"assay_ceph_lab={lab.root}", ""]
     with open(c.inventory, "a", encoding="utf-8") as fh:
         fh.write("\n".join(extra))
-
-
-def daemon_pids(lab: CephLab) -> dict[str, int]:
-    """The lab's running Ceph daemons by their pid files (a reused pid is not ours)."""
-    out: dict[str, int] = {}
-    for f in sorted((Path(lab.root) / "run").glob("*.pid")):
-        with contextlib.suppress(OSError, ValueError):
-            pid = int(f.read_text().strip())
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-            if cmd and Path(cmd[0].decode(errors="replace")).name.startswith("ceph-") and \
-                    lab.conf.encode() in cmd:
-                out[f.stem] = pid
-    return out
-
-
-def stop_daemon(lab: CephLab, name: str, sig: int = signal.SIGKILL) -> bool:
-    pid = daemon_pids(lab).get(name)
-    if pid is None:
-        return False
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, sig)
-    for _ in range(100):
-        if not Path(f"/proc/{pid}").exists() or \
-                Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z":
-            break
-        time.sleep(0.05)
-    return True
-
-
-def destroy(c: Cluster) -> list[str]:
-    """Kill the Ceph daemons (SIGKILL: the lab's data goes anyway), then the lab cluster."""
-    done: list[str] = []
-    with contextlib.suppress(UserError):
-        lab = load_dir(Path(c.root))
-        pids = daemon_pids(lab)
-        for name in pids:
-            stop_daemon(lab, name)
-        if pids:
-            done.append(f"killed {len(pids)} Ceph daemon(s): {', '.join(pids)}")
-    return done + labcluster.destroy(c)
 
 
 def summary(c: Cluster, lab: CephLab) -> dict[str, Any]:
