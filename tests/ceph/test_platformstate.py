@@ -97,3 +97,12 @@ def test_a_recorded_ceph_status_becomes_a_row() -> None:
     assert row["clean"] is False and row["recovering"] is True
     assert row["pgs_total"] == sum(row["pgs"].values())
     assert cephstate.row({"ts": 5.0, "error": "timed out"}, 0.0)["health"] == "unreachable"
+
+
+@pytest.mark.parametrize("state,ok", [
+    ("active+clean", True), ("active+clean+snaptrim_wait", True),
+    ("active+clean+scrubbing+deep", True), ("active+clean+laggy", False),
+    ("active+clean+wait", False), ("active+undersized+degraded", False),
+    ("active+recovery_wait+undersized+degraded+remapped", False)])
+def test_which_pg_states_are_clean(state: str, ok: bool) -> None:
+    assert cephstate.pg_clean(state) is ok

@@ -53,13 +53,22 @@ MOVING = ("degraded", "undersized", "backfill", "recover", "peering", "remapped"
           "incomplete", "stale", "activating")
 
 
+HOUSEKEEPING = {"snaptrim", "snaptrim_wait", "scrubbing", "deep", "scrub_scheduling"}
+
+
+def pg_clean(state: str) -> bool:
+    """active+clean, perhaps while trimming snapshots or scrubbing (every copy is there); not
+    +laggy or +wait (stats an OSD stopped refreshing, a lease after a map change)."""
+    parts = state.split("+")
+    return parts[:2] == ["active", "clean"] and set(parts[2:]) <= HOUSEKEEPING
+
+
 def clean(st: dict[str, Any]) -> bool:
-    """Every PG exactly active+clean (not +laggy: stats an OSD stopped refreshing), every OSD
-    that is in also up, and no health check saying an OSD or host is down."""
+    """Every PG active+clean (pg_clean), every OSD that is in also up, and no health check
+    saying an OSD or host is down."""
     pgmap, osdmap = st.get("pgmap", {}), st.get("osdmap", {})
     total = pgmap.get("num_pgs", 0)
-    ok = sum(s["count"] for s in pgmap.get("pgs_by_state", [])
-             if s["state_name"] == "active+clean")
+    ok = sum(s["count"] for s in pgmap.get("pgs_by_state", []) if pg_clean(s["state_name"]))
     checks = set(st.get("health", {}).get("checks", {}))
     return total > 0 and ok == total and not checks & DOWN_CHECKS and \
         osdmap.get("num_up_osds") == osdmap.get("num_in_osds")
@@ -85,6 +94,7 @@ def row(ts_line: dict[str, Any], offset: float) -> dict[str, Any]:
     return {
         "t": t, "health": health.get("status", "unknown"),
         "checks": sorted(health.get("checks", {})), "pgs": pgs, "pgs_total": total,
+        "pgs_clean": sum(n for state, n in pgs.items() if pg_clean(state)),
         "clean": clean(st), "recovering": recovering(st),
         "degraded_objects": pgmap.get("degraded_objects", 0),
         "misplaced_objects": pgmap.get("misplaced_objects", 0),

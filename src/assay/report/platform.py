@@ -54,8 +54,8 @@ def platform_data(run_dir: Path) -> dict[str, Any] | None:
             band.append([row["t"], end, s, label])
     ts = [r["t"] for r in rows]
     values = {
-        "not_clean": [r.get("pgs_total", 0) - (r.get("pgs") or {}).get("active+clean", 0)
-                      if "pgs" in r else None for r in rows],
+        "not_clean": [r.get("pgs_total", 0) - r.get("pgs_clean", (r.get("pgs") or {}).get(
+            "active+clean", 0)) if "pgs" in r else None for r in rows],
         "degraded_objects": [r.get("degraded_objects") for r in rows],
         "misplaced_objects": [r.get("misplaced_objects") for r in rows],
         "recovery_mbps": [r.get("recovery_mbps") for r in rows],
