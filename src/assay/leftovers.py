@@ -36,8 +36,10 @@ def clean(results_root: Path) -> list[str]:
             continue
         target = record.target
         driver = (target.model_extra or {}).get("driver") if target else None
-        if isinstance(driver, dict):  # what the platform made for the run (Ceph: its images)
+        if isinstance(driver, dict) and driver.get("created"):  # the platform's (Ceph: images)
             done += [f"{line} (crashed run {run_dir.name})" for line in clean_crashed(driver)]
+            with contextlib.suppress(OSError):
+                RunDir(run_dir).write_record(record)  # what is gone is not asked for again
         path = Path(target.path) if target and target.path else None
         if target and target.temporary and not target.removed and path is not None \
                 and path.name.startswith(TEMP_PREFIX) and path.is_dir():

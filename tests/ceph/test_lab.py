@@ -26,6 +26,7 @@ import pytest
 from assay.platforms import cephstate, labceph, platformstate
 from assay.platforms.labceph import CephLab
 from assay.platforms.labcluster import Cluster
+from assay.results.blocklog import read_rows
 from assay.results.rundir import read_json, read_ndjson
 from tests.conftest import needs_fio
 from tests.sshlab import needs_netns
@@ -153,10 +154,10 @@ def test_node_failure_freezes_io_then_rebuilds_on_the_survivors(lab: Lab,
     frozen, recovery = graded["io_frozen_s"]["observed"], graded["recovery_s"]["observed"]
     assert 5 <= frozen < 60 and recovery > 0  # IO froze until the OSD was marked down
     # the IO resumed on the survivors after the freeze
-    series = [r for r in read_ndjson(run_dir / "series.ndjson")] if \
-        (run_dir / "series.ndjson").exists() else []
-    late = [r for r in series if r["t"] > by_name["rebuild"]["t_end"]]
-    assert sum(r["ios"] for r in late) > 0 or not series
+    late = [r for r in read_rows(run_dir, "series") if r["t"] > by_name["rebuild"]["t_end"]]
+    assert sum(r["ios"] for r in late) > 0
+    report = (run_dir / "report.html").read_text()  # the health band, under the IO charts
+    assert '"platform":{"band"' in report and "platformSection" in report
     # the same run graded with bounds below what was measured fails
     lowered = platformstate.grade([f"platform.io_frozen_s < {max(frozen - 1, 1):g}s",
                                    f"platform.recovery_s < {max(recovery - 1, 1):g}s"], run_dir)
