@@ -175,7 +175,7 @@
     (c.thresholds || []).forEach(function (t) {
       var p = add(app, "p");
       p.appendChild(mark(t.passed));
-      p.appendChild(document.createTextNode(" " + t.expr + ": " + (t.observed === null ? "–" : num(t.observed, 1) + " ms")));
+      p.appendChild(document.createTextNode(" " + t.expr + ": " + (t.observed === null ? "–" : num(t.observed, 1) + " " + (t.unit || "ms"))));
     });
     Object.keys(c.lost || {}).forEach(function (h) {
       var l = c.lost[h];
