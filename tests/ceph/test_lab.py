@@ -169,7 +169,7 @@ def test_node_failure_freezes_io_then_rebuilds_on_the_survivors(lab: Lab,
 @pytest.mark.timeout(600)
 def test_rebuild_after_an_osd_fails_under_load(lab: Lab, tmp_path: Path) -> None:
     healthy(lab)
-    proc, run_dir, run = run_on(lab, tmp_path, "ceph-rebuild", "--duration", "100s")
+    proc, run_dir, run = run_on(lab, tmp_path, "ceph-rebuild", "--duration", "150s")
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert run["status"] == "passed"
     by_name = steps(run_dir)

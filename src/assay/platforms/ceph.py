@@ -218,9 +218,9 @@ class Driver(FsPlatform):
             out.append(self.ceph("osd", "out", osd, run=run))
         elif op == "remove":
             out.append(self.ceph("osd", "out", osd, run=run))
-        elif op == "recover":
-            out.append(self._daemon(run, "start", int(osd)))
+        elif op == "recover":  # in first: a restart after a crash can take 30 s or more
             out.append(self.ceph("osd", "in", osd, run=run))
+            out.append(self._daemon(run, "start", int(osd)))
         else:
             raise ActionFailed(f"platform ceph cannot {op} an OSD (fail, remove, recover)")
         return "\n".join(o for o in out if o)
