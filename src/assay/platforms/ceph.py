@@ -13,7 +13,7 @@ Operations, each one of Ceph's own commands:
   snapshot          rbd snap create POOL/IMAGE@NAME on each image of the run
   device fail       the OSD stops (lab: killed; elsewhere `options.osd_stop`), ceph osd out N
   device remove     ceph osd out N (its data moves off; the daemon keeps running)
-  device recover    the OSD starts (lab, or `options.osd_start`), ceph osd in N
+  device recover    ceph osd in N, then the OSD starts (lab, or `options.osd_start`)
   scrub             ceph osd pool deep-scrub POOL; done when every PG's deep-scrub stamp moved
   rebuild           waits until every PG is active+clean (after a non-clean state was seen:
                     PG stats lag a map change by seconds), recording the recovery time
