@@ -205,7 +205,7 @@ def test_scrub_and_recovery_limits(lab: Lab, tmp_path: Path) -> None:
     before = labceph.ceph(lab[1], "config", "get", "osd", "osd_max_backfills")
     scenario = tmp_path / "scrub.yaml"
     scenario.write_text(SCRUB)
-    proc, run_dir, run = run_on(lab, tmp_path, str(scenario), "--duration", "4m")
+    proc, run_dir, run = run_on(lab, tmp_path, str(scenario), "--duration", "150s")
     by_name = steps(run_dir)
     assert by_name["slow-recovery"]["outcome"] == "ok", by_name
     assert by_name["slow-recovery"]["before"]["osd_max_backfills"] == before
