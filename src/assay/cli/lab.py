@@ -70,7 +70,7 @@ def create(kind: str, name: str | None, devices: int | None, spares: int | None,
     if kind == "ceph":
         if faulty or size or devices is not None or throttle_iops:
             raise UserError("a ceph lab takes --hosts and --name only")
-        _create_ceph(name or kind, hosts or 4, json_mode, root)
+        _create_ceph(name or kind, 4 if hosts is None else hosts, json_mode, root)
         return
     try:
         nbytes = parse_size(size or ("256MiB" if kind == "cluster" else "1GiB"))
@@ -79,7 +79,8 @@ def create(kind: str, name: str | None, devices: int | None, spares: int | None,
     if kind == "cluster":
         if faulty:
             raise UserError("--faulty is for btrfs, btrfs-raid1 and xfs labs")
-        _create_cluster(name or kind, hosts or 3, nbytes, json_mode, root)
+        _create_cluster(name or kind, 3 if hosts is None else hosts, nbytes, json_mode,
+                        root)
         return
     if throttle_iops < 0:
         raise UserError("--throttle-iops: must be 0 (no cap) or more")
