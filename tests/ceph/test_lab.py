@@ -2,7 +2,7 @@
 each, mon and mgr on the first; the built-in Ceph scenarios through the command line as a
 user runs them; kill -9 mid-run, `assay clean`, and a destroy that leaves nothing.
 
-One lab for the module (bring-up ~25-60 s, ~3.3 GiB after load), about 12 minutes in all on
+One lab for the module (bring-up ~25-40 s, 0.5-1.5 GiB), about 16 minutes in all on
 a loaded 2-core machine. Assertions are about state (HEALTH_OK, PG states, fio's exit, IO
 resumed, events), never tight timings.
 """
