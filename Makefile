@@ -4,12 +4,13 @@
 SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
-# what a run needs, and what the tests add (lab filesystems, a browser for the HTML report,
-# Prometheus and promtool for the live metrics and the OpenMetrics export)
+# what a run needs, and what the tests add (lab filesystems, a browser for the HTML report and
+# its driver, Prometheus and promtool for live metrics, Debian's Ceph for the hyper-converged lab)
 # (libfuse3-3, fuse3: the fault server of `assay lab create ... --faulty`)
 RUN_PACKAGES := fio util-linux procps libfuse3-3 fuse3
-TEST_PACKAGES := $(RUN_PACKAGES) btrfs-progs btrfs-compsize xfsprogs chromium \
-  openssh-server openssh-client iproute2 e2fsprogs postgresql prometheus
+TEST_PACKAGES := $(RUN_PACKAGES) btrfs-progs btrfs-compsize xfsprogs chromium chromium-driver \
+  openssh-server openssh-client iproute2 e2fsprogs postgresql prometheus \
+  ceph-mon ceph-mgr ceph-osd ceph-common
 APT_PACKAGES ?= $(RUN_PACKAGES)
 
 .PHONY: demo test lint system venv clean

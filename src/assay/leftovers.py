@@ -1,7 +1,7 @@
 """What a crashed run leaves behind, found and removed: its temporary target directory, its
-blkio cgroup and its PostgreSQL clusters. A run crashed when run.json still says `running` but
-its assay process is gone (results/liveness.py); fio itself is ended by its guard
-(fio/process.py) within seconds.
+blkio cgroup, its PostgreSQL clusters and the RBD images it made on Ceph. A run crashed when
+run.json still says `running` but its assay process is gone (results/liveness.py); fio
+itself is ended by its guard (fio/process.py) within seconds.
 
 `assay run` does this before it starts; `assay clean` on request.
 """
@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 
 from assay.hosts import cgroup
+from assay.platforms.cephtarget import clean_crashed
 from assay.postgres.leftovers import clean as postgres_leftovers
 from assay.results.catalogue import Catalogue
 from assay.results.record import RecordError
@@ -34,6 +35,11 @@ def clean(results_root: Path) -> list[str]:
         except RecordError:
             continue
         target = record.target
+        driver = (target.model_extra or {}).get("driver") if target else None
+        if isinstance(driver, dict) and driver.get("created"):  # the platform's (Ceph: images)
+            done += [f"{line} (crashed run {run_dir.name})" for line in clean_crashed(driver)]
+            with contextlib.suppress(OSError):
+                RunDir(run_dir).write_record(record)  # what is gone is not asked for again
         path = Path(target.path) if target and target.path else None
         if target and target.temporary and not target.removed and path is not None \
                 and path.name.startswith(TEMP_PREFIX) and path.is_dir():

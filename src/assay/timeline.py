@@ -236,8 +236,33 @@ def _wait(step: StepBase, ctx: ActionContext) -> str:
 
 
 def build(plan: Plan, platform: Platform, run_dir: RunDir,
-          group: BlkioGroup | None = None) -> TimelineRunner | None:
-    """The engine's timeline factory: a runner when the scenario has steps."""
-    if not plan.resolved.steps:
-        return None
-    return TimelineRunner(plan, platform, run_dir, group)
+          group: BlkioGroup | None = None) -> TimelineRunner | Together | None:
+    """The engine's timeline factory: a runner when the scenario has steps, beside the
+    platform's own state series when the platform reports one (Ceph)."""
+    steps = TimelineRunner(plan, platform, run_dir, group) if plan.resolved.steps else None
+    watch = platform.watch(run_dir.path)
+    return steps if watch is None else Together(steps, watch)
+
+
+class Together:
+    """The steps and the platform's watch on one clock (the Timeline protocol)."""
+
+    def __init__(self, steps: TimelineRunner | None, watch: Any):
+        self.parts = [p for p in (watch, steps) if p is not None]
+        self.steps = steps
+
+    @property
+    def failure(self) -> str | None:
+        return self.steps.failure if self.steps else None
+
+    def start(self, t0: float) -> None:
+        for p in self.parts:
+            p.start(t0)
+
+    def tick(self, t: float) -> None:
+        for p in self.parts:
+            p.tick(t)
+
+    def finish(self) -> None:
+        for p in self.parts:
+            p.finish()

@@ -5,5 +5,6 @@ from assay.hosts.inventory import Host
 
 
 def example_hosts(text: str) -> list[Host] | None:
-    """A cluster-only scenario (it takes a host down) plans with an example inventory."""
-    return inventory.example() if "host_fail" in text else None
+    """A cluster-only scenario (it takes a host down, or runs fio on Ceph's hosts) plans with
+    an example inventory."""
+    return inventory.example() if "host_fail" in text or "platform: ceph" in text else None

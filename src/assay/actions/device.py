@@ -11,6 +11,9 @@
 lasts until the replace (the rebuild onto the new device) has finished, and fails if the
 kernel cancels it; `wait_until: {done: replace}` also waits for a replace started elsewhere.
 
+On Ceph the devices are OSDs (`device: osd.3`): `fail` stops one and marks it out, `recover`
+starts it and marks it in (platforms/ceph.py).
+
 fail / slow / corrupt / heal act on a faulty lab's devices (`assay lab create ... --faulty`):
 the fault server below the loop device fails (EIO), delays or flips the bytes of the IO that
 reaches it from then on, until `heal`. `corrupt` flips [offset, offset+length) in what reads
@@ -32,7 +35,7 @@ FAULTS = ("fail", "slow", "corrupt", "heal")
 
 class Params(StepBase):
     action: Literal["device"] = "device"
-    op: Literal["fail", "remove", "add", "replace", "slow", "corrupt", "heal"]
+    op: Literal["fail", "remove", "add", "replace", "slow", "corrupt", "heal", "recover"]
     device: str | int | None = Field(None, description="node or 1-based index; default: the "
                                                        "last data device (add: a spare)")
     new_device: str | None = Field(None, description="add/replace: default the first spare")

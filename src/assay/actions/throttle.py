@@ -2,6 +2,12 @@
 
     - {action: throttle, device: 1, read_iops: 200, write_iops: 200, at: 20s, for: 15s}
 
+    - {action: throttle, backfills: 1, recovery_active: 1, at: 20s, for: 60s}    # Ceph
+
+On Ceph the platform's own recovery is throttled instead: `backfills` (osd_max_backfills),
+`recovery_active` (osd_recovery_max_active) and `recovery_sleep` (osd_recovery_sleep_hdd) are
+set with `ceph config set osd`, and set back to what they were when the window ends.
+
 The cap goes on the run's cgroup v1 blkio group, so it slows exactly the load's IO to that
 device. When the window ends (or the run does) the device gets back the caps it had before
 (`target.throttle` or none). `device` is a node or an index into the platform's devices.
@@ -9,13 +15,13 @@ device. When the window ends (or the run does) the device gets back the caps it 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
 from assay.actions.context import ActionContext, Stopped
 from assay.actions.device import pick
-from assay.platforms.fsbase import ActionFailed, FsPlatform
+from assay.platforms.fsbase import ActionFailed, FsPlatform, run_command
 from assay.scenario.models import Duration, Size, StepBase
 
 
@@ -27,21 +33,35 @@ class Params(StepBase):
     write_iops: int = Field(0, ge=0)
     read_bps: Size = Field(0)
     write_bps: Size = Field(0)
+    backfills: int | None = Field(None, ge=1, description="Ceph: osd_max_backfills")
+    recovery_active: int | None = Field(None, ge=1, description="Ceph: osd_recovery_max_active")
+    recovery_sleep: Duration | None = Field(None, ge=0,
+                                            description="Ceph: osd_recovery_sleep_hdd")
     window: Duration | None = Field(None, alias="for", gt=0,
                                     description="how long; default: until the run ends")
 
     @model_validator(mode="after")
     def _some_cap(self) -> Params:
-        if not (self.read_iops or self.write_iops or self.read_bps or self.write_bps):
-            raise ValueError("give at least one of read_iops, write_iops, read_bps, write_bps")
+        if not (self.read_iops or self.write_iops or self.read_bps or self.write_bps
+                or self.recovery):
+            raise ValueError("give at least one of read_iops, write_iops, read_bps, write_bps "
+                             "(or on Ceph backfills, recovery_active, recovery_sleep)")
         return self
 
 
+    @property
+    def recovery(self) -> dict[str, float]:
+        return {k: v for k in ("backfills", "recovery_active", "recovery_sleep")
+                if (v := getattr(self, k)) is not None}
+
+
 def requires(p: Params) -> set[str]:
-    return set()
+    return {"throttle.recovery"} if p.recovery else set()
 
 
 def run(p: Params, ctx: ActionContext) -> str:
+    if p.recovery:
+        return recovery(p, ctx)
     if ctx.group is None:
         raise ActionFailed("throttle needs cgroup v1 blkio (root, /sys/fs/cgroup/blkio)")
     if isinstance(p.device, str) and not p.device.isdigit():
@@ -68,3 +88,19 @@ def run(p: Params, ctx: ActionContext) -> str:
                         write_bps=before.write_bps if before else 0)
     shown = ", ".join(f"{k} {v}" for k, v in caps.items() if v)
     return f"{device} capped at {shown}" + (f" for {p.window:g}s" if p.window else "")
+
+
+def recovery(p: Params, ctx: ActionContext) -> str:
+    """The platform's recovery limits for the window, then what they were before."""
+    platform: Any = ctx.platform
+    ctx.details.update(p.recovery)
+    before = platform.recovery_limits(ctx, p.recovery)
+    ctx.details["before"] = before
+    try:
+        ctx.sleep(p.window if p.window is not None else 1e9)
+    except Stopped:
+        pass
+    finally:
+        platform.restore_limits(run_command, before)
+    shown = ", ".join(f"{k} {v:g}" for k, v in p.recovery.items())
+    return f"recovery limited to {shown}" + (f" for {p.window:g}s" if p.window else "")

@@ -13,7 +13,7 @@ from rich.table import Table
 from assay.console import make_console
 from assay.exitcodes import UserError
 from assay.platforms import lab as labs
-from assay.platforms import labcluster
+from assay.platforms import labceph, labcluster
 from assay.scenario.units import UnitError, format_size, parse_size
 
 root_option = click.option(
@@ -35,18 +35,22 @@ def command() -> None:
       assay lab create cluster --hosts 3       # prints its inventory file
       assay hosts check --hosts INVENTORY
       assay lab destroy cluster
+      assay lab create ceph --hosts 4          # a hyper-converged Ceph lab (mon, mgr, OSDs)
+      assay run ceph-node-failure --lab ceph
+      assay lab destroy ceph
     """
 
 
 @command.command("create")
-@click.argument("kind", type=click.Choice([*labs.KINDS, "cluster"]))
+@click.argument("kind", type=click.Choice([*labs.KINDS, "cluster", "ceph"]))
 @click.option("--name", help="Lab name (default: the kind).")
 @click.option("--devices", default=None, type=int,
               help="Data devices (btrfs-raid1: default 3; others: 1).")
 @click.option("--spares", default=None, type=int,
               help="Extra devices for add / replace (btrfs-raid1 default 1).")
-@click.option("--hosts", "hosts", default=3, show_default=True, type=int,
-              help="cluster: how many hosts (network namespaces with their own sshd).")
+@click.option("--hosts", "hosts", default=None, type=int,
+              help="cluster: how many hosts (network namespaces with their own sshd), "
+                   "default 3; ceph: hosts with one OSD each, default 4.")
 @click.option("--size", default=None,
               help="Size of each device (default 1GiB; cluster: 256MiB per host).")
 @click.option("--throttle-iops", default=0, type=int,
@@ -57,11 +61,17 @@ def command() -> None:
                    "slow, corrupt and heal them: `device` op fail|slow|corrupt|heal.")
 @click.option("--json", "json_mode", is_flag=True, help="Print the lab's state as JSON.")
 @root_option
-def create(kind: str, name: str | None, devices: int | None, spares: int | None, hosts: int,
+def create(kind: str, name: str | None, devices: int | None, spares: int | None,
+           hosts: int | None,
            size: str | None, throttle_iops: int, faulty: bool, json_mode: bool,
            root: Path | None) -> None:
     """Create a KIND lab (btrfs, btrfs-raid1, xfs), mounted and ready as a run target; or a
     `cluster` of --hosts hosts reached over SSH, with its Ansible inventory."""
+    if kind == "ceph":
+        if faulty or size or devices is not None or throttle_iops:
+            raise UserError("a ceph lab takes --hosts and --name only")
+        _create_ceph(name or kind, 4 if hosts is None else hosts, json_mode, root)
+        return
     try:
         nbytes = parse_size(size or ("256MiB" if kind == "cluster" else "1GiB"))
     except UnitError as e:
@@ -69,7 +79,8 @@ def create(kind: str, name: str | None, devices: int | None, spares: int | None,
     if kind == "cluster":
         if faulty:
             raise UserError("--faulty is for btrfs, btrfs-raid1 and xfs labs")
-        _create_cluster(name or kind, hosts, nbytes, json_mode, root)
+        _create_cluster(name or kind, 3 if hosts is None else hosts, nbytes, json_mode,
+                        root)
         return
     if throttle_iops < 0:
         raise UserError("--throttle-iops: must be 0 (no cap) or more")
@@ -113,6 +124,23 @@ def _create_cluster(name: str, hosts: int, nbytes: int, json_mode: bool,
     con.print(f"check them:  assay hosts check --hosts {c.inventory}")
     con.print("the inventory:")
     click.echo(c.inventory)
+
+
+def _create_ceph(name: str, hosts: int, json_mode: bool, root: Path | None) -> None:
+    c, lab = labceph.create(name, hosts, root)
+    if json_mode:
+        click.echo(json.dumps(labceph.summary(c, lab), indent=2))
+        return
+    con = make_console()
+    con.print(f"[green]lab ceph {c.name}[/]: {len(c.hosts)} hosts on {c.subnet}.0/24, "
+              f"HEALTH_OK in {lab.bringup_s:.1f}s; mon and mgr on {c.hosts[0].name}, pool "
+              f"{lab.pool} (size 3, min_size 2), cephx")
+    for h in c.hosts:
+        con.print(f"  {h.name}  {h.address}  namespace {h.netns}  osd.{lab.osds[h.name]}")
+    con.print(f"run a scenario on it:  assay run ceph-node-failure --lab {c.name}")
+    con.print("the inventory and the ceph.conf:")
+    click.echo(c.inventory)
+    click.echo(lab.conf)
 
 
 @command.command("list")
@@ -165,7 +193,9 @@ def destroy(name: str | None, everything: bool, root: Path | None) -> None:
     clusters = labcluster.list_clusters(root) if everything else \
         [labcluster.load(str(name), root)] if labcluster.is_cluster(str(name), root) else []
     for c in clusters:
-        for line in labcluster.destroy(c):
+        gone = labceph.destroy if labceph.is_ceph(c.name, Path(c.root).parent) \
+            else labcluster.destroy
+        for line in gone(c):
             con.print(f"lab {c.name}: {line}")
     if clusters and not everything:
         return

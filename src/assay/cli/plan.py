@@ -20,6 +20,7 @@ from assay.integrity.check import describe as integrity_line
 from assay.plan import RUN_JOB, Plan
 from assay.plan.build import GIVE_HOSTS
 from assay.plan.model import DIRECT_VAR, TARGET_VAR
+from assay.platforms import platformstate
 from assay.scenario.units import format_duration, format_size
 from assay.scenario.yamlsource import ScenarioInvalid
 
@@ -168,11 +169,15 @@ def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple
         con.print("thresholds:")
         for t in plan.thresholds:
             con.print(f"  {t.text}" + (f"  ({t.source})" if t.source else ""))
-        if not plan.thresholds:
+        platform_graded = platformstate.entries(plan.scenario.thresholds)
+        if not plan.thresholds and not plan.host_thresholds and not platform_graded:
             con.print("  none: the run will not be graded")
         if plan.cluster is not None:
             for t in plan.host_thresholds:
                 con.print(f"  each host: {t.text}")
+            for metric, op, bound in platform_graded:
+                con.print(f"  platform: {metric} {op} {bound:g}s "
+                          f"({platformstate.METRICS[metric]})")
             if plan.cluster.skew_limit_ms is not None:
                 con.print(f"  start skew < {plan.cluster.skew_limit_ms:g}ms")
             con.print(f"hosts: {len(plan.cluster.hosts)}, started together at one instant "

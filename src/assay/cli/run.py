@@ -24,6 +24,7 @@ from assay.hosts import inventory
 from assay.hosts.inventory import Host
 from assay.observe.server import serving
 from assay.plan import Plan, ScenarioFile, TargetEdit
+from assay.platforms import cephtarget, labceph
 from assay.platforms import lab as labs
 from assay.report.jsondoc import summary_document
 from assay.report.terminal import print_summary
@@ -60,6 +61,8 @@ def planned(scenario: str, sets: tuple[str, ...], duration: float | None,
     """The scenario's plan, with any `--set WORKLOAD.PARAM=VALUE` and target changes applied
     before its job files are rendered; placed on the inventory's `hosts` when given."""
     scn = ScenarioFile.read(scenario)
+    if target is None and hosts is not None:  # a ceph scenario's cluster, from the inventory
+        target = cephtarget.from_inventory(hosts)
     return scn.plan(scn.overrides(sets + hcibench_sets(scn, cache, ftt)), duration,
                     warmup=warmup, target=target, hosts=hosts)
 
@@ -134,6 +137,8 @@ def command(scenario: str, duration: str | None, warmup: str | None, target_path
     """
     console = make_console(json_mode)
     hosts = inventory.load(hosts_file) if hosts_file else None
+    if lab_name and hosts is None and labceph.is_ceph(lab_name):  # a Ceph lab: on its hosts
+        hosts, lab_name = inventory.load(labceph.inventory_of(lab_name)), None
     if hosts is not None and (target_path or lab_name):
         raise UserError("--hosts runs on each host's assay_path: leave out --path and --lab")
     try:  # the lab's platform may lack an action the scenario asks for: checked in planning

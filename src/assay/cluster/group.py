@@ -16,10 +16,11 @@ hosts' counts and histogram bins exactly as it adds numjobs clones: cluster perc
 from the merged histograms. Each host also has its own Sampler (cluster/hostseries.py).
 
 A host is lost when its fio ends badly (fio or its SSH session died) or when it has sent
-nothing for LOSS_S seconds while another host has: the loss is a timeline event, the host's
-last dump stays in every merged dump after it (its counters stop: its data up to the loss is
-kept and it adds nothing after), and the other hosts go on. `cluster.ndjson` labels every
-merged second with the hosts still active.
+nothing for LOSS_S seconds while another host has, and no longer accepts a connection on its
+SSH port (a silent fio on a host that answers is IO the platform froze: cluster/reach.py):
+the loss is a timeline event, the host's last dump stays in every merged dump after it (its
+counters stop: its data up to the loss is kept and it adds nothing after), and the other
+hosts go on. `cluster.ndjson` labels every merged second with the hosts still active.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.cluster.hostseries import HostSeries
+from assay.cluster.reach import Reach
 from assay.exitcodes import UserError
 from assay.hosts.check import FIO_MIN, fio_version
 from assay.plan import RUN_JOB, Plan
@@ -43,6 +45,7 @@ from assay.results.rundir import RunDir
 from assay.runners.base import CommandResult, Document, FioRun, Runner
 
 LOSS_S = 2.5  # silent this long while another host reports: lost (detected within 3 s)
+PROBE_S = 1.0  # silent this long: is the host still there? (cluster/reach.py)
 OVERRUN_S = 3.0  # still running this long after another host ended normally: stopped
 _END = object()
 
@@ -273,6 +276,7 @@ class ClusterRun:
         self.seen: dict[str, float] = {h: time.monotonic() + max(0.0, t0 - time.time()) + 1.5
                                        for h in runs}
         self.stopping = False
+        self.reach: Reach | None = None  # silent hosts asked whether they are still there
         self._last: Document | None = None
         self._jobs_start_ms: float | None = None
         self._first_end: float | None = None
@@ -363,14 +367,27 @@ class ClusterRun:
         waiting = [h for h in self.active if h not in self.ended]
         fresh = [h for h in waiting if now - self.seen[h] < LOSS_S]
         for h in waiting:
+            # ask a silent host early, so that the answer is in by LOSS_S
+            answers = now - self.seen[h] >= PROBE_S and not self.stopping and self._answers(h)
             if now - self.seen[h] >= LOSS_S and (fresh or len(self.order) == 1) \
-                    and not self.stopping:
+                    and not self.stopping and not answers:
                 self._lose(h, f"no status from fio for {now - self.seen[h]:.1f} s "
                               f"(host or network down)")
         if self._first_end is not None and now - self._first_end > OVERRUN_S + self._spread():
             for h in waiting:
                 if h in self.active:
                     self._lose(h, "fio still running after the other hosts ended")
+
+    def _answers(self, host: str) -> bool:
+        """A silent real host that still answers on its SSH port is frozen IO, not lost
+        (cluster/reach.py); a replay has no host to ask."""
+        if not self._real():
+            return False
+        if self.reach is None:
+            self.reach = Reach({h: (hp.host.address, hp.host.port) for h, hp in
+                                (self.group.plan.cluster.hosts.items()
+                                 if self.group.plan.cluster else [])})
+        return self.reach.answers(host, self.seen[host])
 
     def _spread(self) -> float:
         """How much later than the first a host may end: its instances' stagger."""

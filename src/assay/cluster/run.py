@@ -18,6 +18,7 @@ from assay.cluster.group import RunnerGroup
 from assay.console import LiveProgress
 from assay.exitcodes import RunAborted
 from assay.plan import PREFILL_JOB, Plan
+from assay.platforms import platformstate
 from assay.platforms.base import Platform
 from assay.results.record import parse_record
 from assay.results.rundir import RunDir
@@ -44,6 +45,14 @@ def open_run(plan: Plan, opt: RunOptions, platform: Platform, console: Console) 
                   f"({', '.join(plan.cluster.hosts)})")
     try:
         group = RunnerGroup.open(plan, factory, rd, direct, opt.force)
+        try:  # the platform's own preparation (Ceph: the run's images) and fio's variables
+            extra = platform.open_hosts(plan.name, [f for hp in plan.cluster.hosts.values()
+                                                    for f in hp.files], opt.force)
+            for env in group.envs.values():
+                env.update(extra)
+        except BaseException:
+            group.close()
+            raise
     except BaseException:
         rd.close()
         shutil.rmtree(rd.path, ignore_errors=True)  # nothing ran: no run to keep
@@ -53,7 +62,8 @@ def open_run(plan: Plan, opt: RunOptions, platform: Platform, console: Console) 
             info = initial_record(plan, rd.id, platform, rd.path, direct, opt.parent, {})
             info["target"] = {"platform": "hosts", "direct_io": direct,
                               "dataset_bytes": plan.dataset_bytes,
-                              "hosts": {h: hp.host.path for h, hp in plan.cluster.hosts.items()}}
+                              "hosts": {h: hp.host.path for h, hp in plan.cluster.hosts.items()},
+                              "driver": platform.facts()}  # e.g. the images a crash leaves
             info["cluster"] = group.record()
             rd.write_record(parse_record(info))
     except BaseException:
@@ -109,6 +119,8 @@ def finish(group: RunnerGroup, steps: Sequence[dict[str, Any]]) -> dict[str, Any
             "expr": f"start_skew < {limit:g}ms", "component": "cluster", "metric": "start_skew",
             "observed": worst, "bound": limit, "passed": worst is not None and worst < limit,
             "note": "" if worst is not None else "no start measured"})
+    # the platform's own state (platform.recovery_s, ...: platforms/platformstate.py)
+    out["thresholds"] += platformstate.grade(group.plan.scenario.thresholds, group.rd.path)
     out["passed"] = all(g["passed"] for g in out["graded"].values()) and \
         all(t["passed"] for t in out["thresholds"])
     return out

@@ -29,6 +29,7 @@ from assay.plan.model import Plan, path_problem, render_jobfiles
 from assay.plan.placement import PlacementError, one_host, place
 from assay.plan.sources import read_scenario
 from assay.plan.steps import check_steps
+from assay.platforms import platformstate
 from assay.postgres.checks import check as check_postgres
 from assay.scenario.loader import load_text
 from assay.scenario.models import ResolvedScenario, Target
@@ -120,7 +121,12 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
     entries = sc.thresholds.items() if isinstance(sc.thresholds, dict) \
         else enumerate(sc.thresholds)
     if hosts is None and any(host_level(k, v)[2] is None for k, v in entries):
-        issues.append(src.issue(("thresholds",), f"start_skew grades a cluster run: {GIVE_HOSTS}"))
+        issues.append(src.issue(("thresholds",), f"start_skew and platform.* grade a cluster "
+                                                 f"run: {GIVE_HOSTS}"))
+    try:
+        platformstate.entries(sc.thresholds)
+    except ValueError as e:
+        issues.append(src.issue(("thresholds",), str(e)))
     for i, step in enumerate(resolved.steps):
         if step.action in ("host_fail", "host_recover"):
             down = str(getattr(step, "host", ""))
@@ -238,7 +244,7 @@ def host_level(key: str | int, value: Any) -> tuple[str | int, Any, bool | None]
     """`each_host.X: v` / "each_host.X ..." -> (X, v, True); `cluster.` prefixes drop;
     `start_skew` (graded by the cluster run itself, plan/placement.py) -> None."""
     if key == "start_skew" or isinstance(value, str) and value.lstrip().startswith(
-            "start_skew"):
+            "start_skew") or platformstate.is_platform(key, value):  # graded by the cluster
         return key, value, None
     for prefix, per_host in (("each_host.", True), ("cluster.", False)):
         if isinstance(key, str) and key.startswith(prefix):

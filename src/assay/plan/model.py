@@ -20,6 +20,7 @@ from assay.fio.jobfile import FioJob, Options, fio_seconds, render
 from assay.integrity.fiojobs import prefill_options
 from assay.metrics.sampler import ComponentSpec
 from assay.metrics.summary import ComponentInfo
+from assay.platforms import rbdjobs
 from assay.scenario.models import ResolvedScenario, Scenario
 from assay.scenario.units import format_duration, format_size
 from assay.thresholds.grammar import Threshold
@@ -136,6 +137,8 @@ def prefill_jobfile(plan: Plan) -> str:
 
 def _global_options(plan: Plan) -> Options:
     target = plan.scenario.target
+    if rbdjobs.on_rbd(target):  # fio's rbd engine on images (platforms/rbdjobs.py)
+        return rbdjobs.global_options(target)
     opts: Options = {"ioengine": target.ioengine or "libaio", "direct": f"${{{DIRECT_VAR}}}"}
     if not target.device:
         opts["directory"] = f"${{{TARGET_VAR}}}"
@@ -153,6 +156,8 @@ def device_offsets(plan: Plan) -> dict[str, int]:
 
 def _on_device(plan: Plan, jobs: list[FioJob]) -> list[FioJob]:
     device = plan.scenario.target.device
+    if rbdjobs.on_rbd(plan.scenario.target):
+        return rbdjobs.on_images(plan, jobs)
     if not device:
         return jobs
     offsets = device_offsets(plan)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from assay.platforms import btrfs, command, local, xfs
+from assay.platforms import btrfs, ceph, command, local, xfs
 from assay.platforms.base import Platform
 from assay.plugins import Registry
 from assay.scenario.models import Target
@@ -51,8 +51,10 @@ register("local", local.Driver)
 register("btrfs", btrfs.Driver)
 register("xfs", xfs.Driver)
 register("command", command.Driver)
+register("ceph", ceph.Driver)
 
-DRIVER_MODULES = ("local", "btrfs", "xfs", "command")  # the built-ins; names() adds plug-ins
+# the built-ins; names() adds plug-ins
+DRIVER_MODULES = ("local", "btrfs", "xfs", "command", "ceph")
 
 
 def get(name: str) -> PlatformDriver:

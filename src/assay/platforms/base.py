@@ -65,6 +65,17 @@ class Platform:
             except (OSError, ValueError) as e:
                 raise UserError(f"cannot throttle {t.device}: {e}") from None
 
+    def open_hosts(self, scenario: str, files: list[tuple[str, int]],
+                   force: bool) -> dict[str, str]:
+        """A cluster run's hosts are ready, before any IO: make what the platform holds for
+        the hosts' `files` (Ceph: an RBD image per instance); the variables fio needs there."""
+        return {}
+
+    def watch(self, run_dir: Path) -> Any:
+        """The platform's own state as a series in `run_dir` on the run's clock (start, tick,
+        finish, as a timeline); None where the platform reports none."""
+        return None
+
     def facts(self) -> dict[str, Any]:
         return {"platform": self.name}
 

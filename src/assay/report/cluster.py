@@ -65,7 +65,8 @@ def print_cluster(console: Console, run: RunRecord, per_host: bool = True) -> No
     for t in c.get("thresholds") or []:
         mark = "[green]✓[/]" if t.get("passed") else "[red]✗[/]"
         observed = t.get("observed")
-        console.print(f"{mark} {t['expr']}: {observed if observed is not None else '-'} ms"
+        console.print(f"{mark} {t['expr']}: {observed if observed is not None else '-'} "
+                      f"{t.get('unit', 'ms')}"
                       + (f" ({t['note']})" if t.get("note") else ""))
     for host, v in lost.items():
         console.print(f"[yellow]host lost:[/] {host} at {v.get('t')}s in {v.get('phase')}: "

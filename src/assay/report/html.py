@@ -18,6 +18,7 @@ from assay import __version__
 from assay.report import rundata
 from assay.report.cluster import cluster_data
 from assay.report.diff import flatten
+from assay.report.platform import platform_data
 from assay.report.salvage import measured, shout, status_label
 from assay.results.record import RunRecord
 from assay.results.rundir import read_record
@@ -87,6 +88,7 @@ def run_data(run_dir: Path, run: RunRecord) -> dict[str, Any]:
         "hosts": rundata.host_series(run_dir),
         "host_stats": run.hosts,
         "cluster": cluster_data(run),
+        "platform": platform_data(run_dir),
         "integrity": run.integrity,
         "bands": rundata.xray_bands(run),
         # as stored: the report lists the facts the run recorded, no defaults

@@ -71,6 +71,41 @@
     { id: "host-mem", title: "Host memory used %", keys: [["mem_used_pct", "memory"]] },
     { id: "host-net", title: "Host network MB/s (all NICs)", keys: [["net_rx_mbps", "received"], ["net_tx_mbps", "sent"]] }
   ];
+  // the platform's own state (Ceph): a health band with the steps marked, then its series
+  var PLATFORM_CHARTS = [["pgs", "PGs not active+clean", ["not_clean"]],
+    ["objects", "Degraded / misplaced objects", ["degraded_objects", "misplaced_objects"]],
+    ["recovery", "Recovery MB/s", ["recovery_mbps"]],
+    ["client", "Client IO/s, as the platform reports it", ["client_iops"]]];
+  function platformSection(p, bands, events) {
+    add(app, "h2", null, "Platform state").id = "platform";
+    add(app, "p", "hint", "The platform's own view each second, on the run's clock. Band: green HEALTH_OK with every PG active+clean; amber a warning, degraded, recovering or peering; red HEALTH_ERR; grey no answer. Dashed marks: timeline steps.");
+    var t0 = Math.min(0, p.band[0][0]), t1 = p.band[p.band.length - 1][1], span = Math.max(t1 - t0, 1);
+    var strip = add(app, "div", "pband");
+    strip.id = "platform-band";
+    p.band.forEach(function (b) {
+      var seg = add(strip, "span", "pseg " + b[2]);
+      seg.style.left = (100 * (b[0] - t0) / span) + "%";
+      seg.style.width = (100 * (b[1] - b[0]) / span) + "%";
+      seg.title = C.fmtTime(b[0]) + " to " + C.fmtTime(b[1]) + ": " + b[3];
+    });
+    (events || []).forEach(function (e) {
+      var m = add(strip, "span", "pevent");
+      m.style.left = (100 * (e.start - t0) / span) + "%";
+      m.title = e.name + " at " + C.fmtTime(e.start) + (e.outcome ? " (" + e.outcome + ")" : "");
+      add(m, "span", "plabel", e.name);
+    });
+    var keys = Object.keys(p.labels);
+    var group = new C.Group(keys.map(function (k, i) {
+      return { key: "platform:" + k, label: p.labels[k], color: C.PALETTE[(i + 3) % C.PALETTE.length], dash: [] };
+    }));
+    group.legend(app);
+    var grid = add(app, "div", "charts");
+    PLATFORM_CHARTS.forEach(function (c) {
+      new C.Chart(group, grid, { id: "platform-" + c[0], title: c[1], fmt: C.fmtNum, allowLog: false, xKind: "time",
+        series: c[2].map(function (k) { return { key: "platform:" + k, x: p.series[k][0], y: p.series[k][1] }; }),
+        bands: bands, events: events });
+    });
+  }
   function hostCharts(bands, events) {
     var hosts = Object.keys(data.hosts || {});
     add(app, "h2", null, "Hosts").id = "hosts";
@@ -149,7 +184,7 @@
     (c.thresholds || []).forEach(function (t) {
       var p = add(app, "p");
       p.appendChild(mark(t.passed));
-      p.appendChild(document.createTextNode(" " + t.expr + ": " + (t.observed === null ? "–" : num(t.observed, 1) + " ms")));
+      p.appendChild(document.createTextNode(" " + t.expr + ": " + (t.observed === null ? "–" : num(t.observed, 1) + " " + (t.unit || "ms"))));
     });
     Object.keys(c.lost || {}).forEach(function (h) {
       var l = c.lost[h];
@@ -238,6 +273,7 @@
       return { key: c, lo: data.bands[c][0], hi: data.bands[c][1], color: col[c] || "#999" };
     }));
     if (Object.keys(data.bands || {}).length) add(app, "p", "hint", "Tinted band on the IOPS chart: X-Ray's 95 % band around each fixed-rate component's target, target ± 1.96·√target per 1 s sample.");
+    if (data.platform) platformSection(data.platform, data.phases, data.steps);
     var hgroup = hostCharts(data.phases, data.steps);
 
     add(app, "h3", null, "Timeline steps");

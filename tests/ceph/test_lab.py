@@ -1,0 +1,255 @@
+"""The hyper-converged Ceph lab end to end: 4 hosts in network namespaces with sshd, one OSD
+each, mon and mgr on the first; the built-in Ceph scenarios through the command line as a
+user runs them; kill -9 mid-run, `assay clean`, and a destroy that leaves nothing.
+
+One lab for the module (bring-up ~25-40 s, 0.5-1.5 GiB), about 16 minutes in all on
+a loaded 2-core machine. Assertions are about state (HEALTH_OK, PG states, fio's exit, IO
+resumed, events), never tight timings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.platforms import cephstate, labceph, platformstate
+from assay.platforms.labceph import CephLab
+from assay.platforms.labcluster import Cluster
+from assay.results.blocklog import read_rows
+from assay.results.rundir import read_json, read_ndjson
+from tests.conftest import needs_fio
+from tests.sshlab import needs_netns
+
+needs_ceph = pytest.mark.skipif(any(shutil.which(t) is None for t in labceph.TOOLS),
+                                reason="Ceph is not installed (ceph-mon ceph-mgr ceph-osd "
+                                       "ceph-common)")
+pytestmark = [needs_netns, needs_fio, needs_ceph, pytest.mark.slow]
+
+Lab = tuple[Cluster, CephLab, Path]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    root = tmp_path_factory.mktemp("cephlabs")
+    c, ceph_lab = labceph.create(f"c{uuid.uuid4().hex[:6]}", 4, root)
+    try:
+        yield c, ceph_lab, root
+    finally:
+        if Path(c.root).exists():
+            labceph.destroy(c)
+
+
+def assay(lab: Lab, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "ASSAY_LAB_DIR": str(lab[2])}
+    return subprocess.run([sys.executable, "-m", "assay", *args], capture_output=True,
+                          text=True, timeout=timeout, env=env)
+
+
+def run_on(lab: Lab, tmp_path: Path, scenario: str, *extra: str) \
+        -> tuple[subprocess.CompletedProcess[str], Path, dict[str, Any]]:
+    results = tmp_path / "results"
+    proc = assay(lab, "run", scenario, "--lab", lab[0].name, "--results", str(results), *extra)
+    runs = sorted(p for p in results.iterdir() if p.is_dir()) if results.exists() else []
+    assert runs, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return proc, runs[-1], read_json(runs[-1] / "run.json")
+
+
+def steps(run_dir: Path) -> dict[str, dict[str, Any]]:
+    return {e["name"]: e for e in read_ndjson(run_dir / "events.ndjson") if e["kind"] == "step"}
+
+
+def healthy(lab: Lab, timeout: float = 300) -> dict[str, Any]:
+    return labceph.wait_healthy(lab[1], 4, timeout)
+
+
+def images(lab: Lab) -> list[str]:
+    out = labceph.ceph(lab[1], "osd", "pool", "ls")  # the pool is there ...
+    assert lab[1].pool in out.split()
+    listed = subprocess.run(["rbd", "-c", lab[1].conf, "ls", "-p", lab[1].pool], text=True,
+                            capture_output=True, check=True).stdout
+    return listed.split()
+
+
+@pytest.mark.timeout(900)
+def test_the_lab_is_a_healthy_hyperconverged_cluster(lab: Lab) -> None:
+    c, ceph_lab, _ = lab
+    st = healthy(lab)
+    assert st["osdmap"]["num_up_osds"] == st["osdmap"]["num_in_osds"] == 4
+    tree = json.loads(labceph.ceph(ceph_lab, "osd", "tree", "-f", "json"))
+    hosts = {n["name"]: n.get("children", []) for n in tree["nodes"] if n["type"] == "host"}
+    assert sorted(hosts) == ["n1", "n2", "n3", "n4"]  # one CRUSH host per lab host
+    assert all(len(children) == 1 for children in hosts.values())
+    dump = json.loads(labceph.ceph(ceph_lab, "osd", "dump", "-f", "json"))
+    for osd in dump["osds"]:  # each OSD bound to its own host's address, in its namespace
+        host = c.hosts[osd["osd"]]
+        assert osd["public_addr"].startswith(f"{host.address}:")
+    pool = next(p for p in dump["pools"] if p["pool_name"] == ceph_lab.pool)
+    assert (pool["size"], pool["min_size"]) == (3, 2)
+    rule = json.loads(labceph.ceph(ceph_lab, "osd", "crush", "rule", "dump", "-f", "json"))
+    assert any(s.get("type") == "host" for r in rule for s in r["steps"]
+               if s["op"].startswith("chooseleaf"))
+    assert labceph.ceph(ceph_lab, "config", "get", "osd", "osd_recovery_sleep_hdd") == "0.000000"
+    # cephx: without the keyring the cluster refuses
+    anonymous = subprocess.run(["ceph", "-c", ceph_lab.conf, "--keyring", "/dev/null",
+                                "--connect-timeout", "10", "health"], capture_output=True,
+                               text=True, timeout=60)
+    assert anonymous.returncode != 0
+    # the mon and mgr live in the first host's namespace
+    pids = labceph.daemon_pids(ceph_lab)
+    assert set(pids) == {"mon.a", "mgr.x", "osd.0", "osd.1", "osd.2", "osd.3"}
+    netns = os.readlink(f"/proc/{pids['mon.a']}/ns/net")
+    assert netns == os.readlink(f"/proc/{pids['osd.0']}/ns/net")
+    assert netns != os.readlink(f"/proc/{pids['osd.3']}/ns/net")
+    text = Path(c.inventory).read_text()
+    assert f"assay_ceph_conf={ceph_lab.conf}" in text and "assay_ceph_pool=assay" in text
+
+
+@pytest.mark.timeout(600)
+def test_snapshot_impact_passes_and_leaves_no_image(lab: Lab, tmp_path: Path) -> None:
+    healthy(lab)
+    proc, run_dir, run = run_on(lab, tmp_path, "ceph-snapshot-impact", "--duration", "45s")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert run["status"] == "passed"
+    snaps = [e for e in read_ndjson(run_dir / "events.ndjson")
+             if e["kind"] == "step" and e["name"] == "snap"]
+    assert len(snaps) >= 2 and all(e["outcome"] == "ok" for e in snaps)
+    assert "rbd snap create" in snaps[0]["output"]
+    ended = [e for e in read_ndjson(run_dir / "events.ndjson") if e["kind"] == "load"
+             and e.get("outcome") == "ended"]
+    assert ended and ended[0]["exit_code"] == 0  # fio exited 0 on every host
+    rows = cephstate.read(run_dir)
+    assert len(rows) >= 30 and all(r["health"] == "HEALTH_OK" for r in rows[-5:])
+    assert images(lab) == []  # the run's images and snapshots are gone
+
+
+@pytest.mark.timeout(900)
+def test_node_failure_freezes_io_then_rebuilds_on_the_survivors(lab: Lab,
+                                                                 tmp_path: Path) -> None:
+    healthy(lab)
+    proc, run_dir, run = run_on(lab, tmp_path, "ceph-node-failure")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert run["status"] == "passed"
+    assert list(run["cluster"]["lost"]) == ["n4"]  # only the cut node; the frozen ones stay
+    by_name = steps(run_dir)
+    assert by_name["host_fail"]["outcome"] == "ok"
+    assert by_name["rebuild"]["outcome"] == "ok" and by_name["rebuild"]["recovery_s"] > 0
+    assert by_name["host_recover"]["outcome"] == "ok"
+    rows = cephstate.read(run_dir)
+    down = [r for r in rows if r.get("osds_up") == 3]
+    assert down and any("OSD_DOWN" in r.get("checks", []) for r in rows)
+    first_unclean = next(r["t"] for r in rows if not r.get("clean"))
+    assert any(r["clean"] and r["t"] > first_unclean for r in rows)  # clean again without n4
+    graded = {t["metric"]: t for t in run["cluster"]["thresholds"]}
+    frozen, recovery = graded["io_frozen_s"]["observed"], graded["recovery_s"]["observed"]
+    assert 5 <= frozen < 60 and recovery > 0  # IO froze until the OSD was marked down
+    # the IO resumed on the survivors after the freeze
+    late = [r for r in read_rows(run_dir, "series") if r["t"] > by_name["rebuild"]["t_end"]]
+    assert sum(r["ios"] for r in late) > 0
+    report = (run_dir / "report.html").read_text()  # the health band, under the IO charts
+    assert '"platform":{"band"' in report and "platformSection" in report
+    # the same run graded with bounds below what was measured fails
+    lowered = platformstate.grade([f"platform.io_frozen_s < {max(frozen - 1, 1):g}s",
+                                   f"platform.recovery_s < {max(recovery - 1, 1):g}s"], run_dir)
+    assert [t["passed"] for t in lowered] == [False, False]
+    assert by_name["rejoin"]["outcome"] == "ok"  # n4 came back and the data moved back
+    healthy(lab)
+
+
+@pytest.mark.timeout(600)
+def test_rebuild_after_an_osd_fails_under_load(lab: Lab, tmp_path: Path) -> None:
+    healthy(lab)
+    proc, run_dir, run = run_on(lab, tmp_path, "ceph-rebuild", "--duration", "150s")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert run["status"] == "passed"
+    by_name = steps(run_dir)
+    assert by_name["fail-osd"]["outcome"] == "ok" and by_name["fail-osd"]["device"] == "osd.3"
+    assert "osd.3 killed" in by_name["fail-osd"]["output"]
+    assert by_name["rebuild"]["outcome"] == "ok"
+    assert by_name["recover-osd"]["outcome"] == "ok"
+    assert "osd.3 started" in by_name["recover-osd"]["output"]
+    rows = cephstate.read(run_dir)
+    assert any(r.get("osds_in") == 3 for r in rows)  # marked out during the rebuild
+    healthy(lab)  # back up and in
+
+
+SCRUB = """\
+name: ceph-scrub-throttle
+target: {platform: ceph}
+workloads:
+  db: {kind: oltp, data_iops: 60, log_iops: 10, data_files: 1, log_files: 1, dataset: 64MiB}
+timeline:
+  duration: 60s
+  steps:
+    - {name: slow-recovery, action: throttle, backfills: 1, recovery_active: 1, at: 2s,
+       for: 10s}
+    - {name: scrub, action: scrub, at: 5s, wait_until: {done: scrub, poll: 3s}, timeout: 4m}
+thresholds:
+  - platform.health_err_s == 0
+"""
+
+
+@pytest.mark.timeout(600)
+def test_scrub_and_recovery_limits(lab: Lab, tmp_path: Path) -> None:
+    healthy(lab)
+    before = labceph.ceph(lab[1], "config", "get", "osd", "osd_max_backfills")
+    scenario = tmp_path / "scrub.yaml"
+    scenario.write_text(SCRUB)
+    proc, run_dir, run = run_on(lab, tmp_path, str(scenario), "--duration", "150s")
+    by_name = steps(run_dir)
+    assert by_name["slow-recovery"]["outcome"] == "ok", by_name
+    assert by_name["slow-recovery"]["before"]["osd_max_backfills"] == before
+    assert by_name["scrub"]["outcome"] in ("ok", "unfinished"), by_name["scrub"]
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert labceph.ceph(lab[1], "config", "get", "osd", "osd_max_backfills") == before
+
+
+@pytest.mark.timeout(600)
+def test_kill_9_mid_run_then_clean_and_destroy_leave_nothing(lab: Lab, tmp_path: Path) -> None:
+    healthy(lab)
+    results = tmp_path / "results"
+    env = {**os.environ, "ASSAY_LAB_DIR": str(lab[2])}
+    proc = subprocess.Popen([sys.executable, "-m", "assay", "run", "ceph-snapshot-impact",
+                             "--lab", lab[0].name, "--results", str(results)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    try:
+        end = time.monotonic() + 300
+        while time.monotonic() < end:
+            runs = list(results.glob("*/events.ndjson")) if results.exists() else []
+            if runs and any(e["kind"] == "load" for e in read_ndjson(runs[0])):
+                break
+            time.sleep(1)
+        else:
+            pytest.fail("the run never started its load")
+        time.sleep(5)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert images(lab)  # the killed run's images are still there, until `assay clean`
+    cleaned = assay(lab, "clean", "--results", str(results))
+    assert cleaned.returncode == 0 and "removed RBD image" in cleaned.stdout, cleaned.stdout
+    assert images(lab) == []
+    c, ceph_lab, root = lab
+    destroyed = assay(lab, "lab", "destroy", c.name)
+    assert destroyed.returncode == 0, destroyed.stderr
+    assert "Ceph daemon" in destroyed.stdout
+    # ... and the destroy leaves no daemon, namespace, mount, loop device or file
+    assert labceph.daemon_pids(ceph_lab) == {}
+    alive = subprocess.run(["pgrep", "-f", ceph_lab.conf], capture_output=True, text=True)
+    assert alive.stdout.strip() == ""
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert all(h.netns not in netns for h in c.hosts)
+    assert c.root not in Path("/proc/mounts").read_text()
+    loops = subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout
+    assert c.root not in loops
+    assert not Path(c.root).exists()
