@@ -46,8 +46,10 @@ lint: venv
 	  src/assay/results src/assay/runners
 
 test: APT_PACKAGES = $(TEST_PACKAGES)
+# two tiers: the suite (under 25 minutes), then the Ceph lab (minutes of real daemons)
 test: lint
-	$(VENV)/bin/pytest -q -p no:cacheprovider
+	$(VENV)/bin/pytest -q -p no:cacheprovider -m "not ceph"
+	$(VENV)/bin/pytest -q -p no:cacheprovider -m ceph
 
 clean:
 	rm -rf $(VENV) results .pytest_cache .mypy_cache .ruff_cache
