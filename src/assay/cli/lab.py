@@ -48,7 +48,8 @@ def command() -> None:
 @click.option("--hosts", "hosts", default=3, show_default=True, type=int,
               help="cluster: how many hosts (network namespaces with their own sshd).")
 @click.option("--size", default=None,
-              help="Size of each device (default 1GiB; cluster: 256MiB per host).")
+              help="Size of each device (default 1GiB; cluster: 5GiB per host, a sparse "
+                   "image holding the built-in cluster scenarios' 4GiB per host).")
 @click.option("--throttle-iops", default=0, type=int,
               help="Cap every device at this many read and write IOPS in runs on this lab "
                    "(a platform of known capacity).")
@@ -63,7 +64,8 @@ def create(kind: str, name: str | None, devices: int | None, spares: int | None,
     """Create a KIND lab (btrfs, btrfs-raid1, xfs), mounted and ready as a run target; or a
     `cluster` of --hosts hosts reached over SSH, with its Ansible inventory."""
     try:
-        nbytes = parse_size(size or ("256MiB" if kind == "cluster" else "1GiB"))
+        nbytes = parse_size(size) if size else \
+            labcluster.DEFAULT_SIZE if kind == "cluster" else 1 << 30
     except UnitError as e:
         raise UserError(f"--size: {e}") from None
     if kind == "cluster":
