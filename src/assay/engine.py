@@ -202,6 +202,8 @@ class Engine:
         side = self.sidecars or Sidecars(plan, rd.path, rd.id)
         live = LiveVerdict(plan.thresholds, plan.components, plan.warmup, plan.total_seconds)
         timeline = (self.opt.timeline or default_timeline)(plan, self.platform, rd, self.cgroup)
+        if isinstance(runner, RunnerGroup) and hasattr(timeline, "watch"):
+            timeline.watch = runner  # type: ignore[union-attr]  # host_fail confirms a loss
         runner.confine(self.cgroup.path / "cgroup.procs" if self.cgroup else None)
         rd.event("load", outcome="started")
         side.start(self.cgroup)  # first: the clean-up stops it whatever fio does
@@ -349,6 +351,7 @@ class Engine:
             "measured_window_s": [self.plan.warmup, self.plan.total_seconds],
             **v.to_json(),
         })
+        cluster.count(self.info)  # each host's and the cluster's own thresholds count too
         try:
             rd.event("run", outcome=status, reason=reason)
             rd.write_record(parse_record(self.info))

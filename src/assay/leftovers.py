@@ -1,5 +1,6 @@
 """What a crashed run leaves behind, found and removed: its temporary target directory, its
-blkio cgroup and its PostgreSQL clusters. A run crashed when run.json still says `running` but
+blkio cgroup and its PostgreSQL clusters; a killed cluster run's SSH control directories and
+masters. A run crashed when run.json still says `running` but
 its assay process is gone (results/liveness.py); fio itself is ended by its guard
 (fio/process.py) within seconds.
 
@@ -13,6 +14,7 @@ import shutil
 from pathlib import Path
 
 from assay.hosts import cgroup
+from assay.hosts.sshleftovers import clean as ssh_leftovers
 from assay.postgres.leftovers import clean as postgres_leftovers
 from assay.results.catalogue import Catalogue
 from assay.results.record import RecordError
@@ -21,9 +23,11 @@ from assay.results.rundir import RunDir, read_record
 TEMP_PREFIX = "assay-"  # tempfile.mkdtemp prefix of temporary targets (platforms/base.py)
 
 
-def clean(results_root: Path) -> list[str]:
-    """Remove the leftovers of every crashed run under `results_root`; returns what was done."""
-    done: list[str] = []
+def clean(results_root: Path, unowned_ssh: bool = False) -> list[str]:
+    """Remove the leftovers of every crashed run under `results_root`, and the SSH control
+    directories and masters of assay processes that are gone (hosts/sshleftovers.py; with
+    `unowned_ssh`, also an older assay's unused ones); returns what was done."""
+    done: list[str] = ssh_leftovers(unowned_ssh)
     for row in Catalogue(results_root).rows():
         if row["status"] != "crashed":
             continue

@@ -35,16 +35,18 @@ from pathlib import Path
 from typing import Any
 
 from assay.cluster.hostseries import HostSeries
+from assay.cluster.liveness import LOSS_S, PROBE_S, Liveness
 from assay.exitcodes import UserError
 from assay.hosts.check import FIO_MIN, fio_version
 from assay.plan import RUN_JOB, Plan
 from assay.plan.model import variables
 from assay.results.rundir import RunDir
 from assay.runners.base import CommandResult, Document, FioRun, Runner
+from assay.scenario.units import format_size
 
-LOSS_S = 2.5  # silent this long while another host reports: lost (detected within 3 s)
 OVERRUN_S = 3.0  # still running this long after another host ended normally: stopped
 _END = object()
+_PROBE = object()
 
 RunnerFactory = Callable[[str, Path], Runner]
 # $1 the target, then the instances' sub-directories: prints those holding files assay did
@@ -54,8 +56,17 @@ OWNED = ('d=$1; shift; for s; do p="$d/$s"; '
          'then echo "$s"; fi; done')
 MARK = 'd=$1; shift; for s; do : > "$d/$s/.assay-owned" || exit 3; done'
 SPLIT = "assay-owned:"
-FACTS = ('uname -sr; nproc; awk \'/MemTotal/ {print $2 * 1024}\' /proc/meminfo; '
-         'df -PT -- "$1" 2>/dev/null | awk \'NR == 2 {print $2}\'')
+# the host's facts, one line each ("-" when unknown): kernel, CPUs, memory (an integer: awk
+# prints large products in exponent form), the target's filesystem type, its free bytes and
+# what the instances' directories already hold there (files a prefill writes over in place)
+FACTS = ('p=$1; while [ ! -e "$p" ]; do p=$(dirname -- "$p"); done; '
+         'uname -sr; nproc; awk \'/MemTotal/ {printf "%.0f\\n", $2 * 1024}\' /proc/meminfo; '
+         'df -PT -- "$p" 2>/dev/null | awk \'NR == 2 {t = $2} END {print (t == "" ? "-" : t)}\'; '
+         'df -Pk -- "$p" 2>/dev/null | awk \'NR == 2 {f = $4} END '
+         '{if (f == "") print "-"; else printf "%.0f\\n", f * 1024}\'; '
+         '( d=$1; shift; u=0; for s; do if [ -d "$d/$s" ]; then '
+         'u=$((u + $(du -sk -- "$d/$s" | cut -f1))); fi; done; echo $((u * 1024)) )')
+SPACE_MARGIN = 64 << 20  # kept free on each host: a full filesystem misbehaves before full
 
 
 class RunnerGroup:
@@ -77,6 +88,7 @@ class RunnerGroup:
         self.current: ClusterRun | None = None
         self.force = False  # write into instance directories holding files not assay's
         self.spawn_s: dict[str, float] = {}  # how long one remote command took per host
+        self.late: dict[str, int] = {}  # host -> times it was silent but answered a probe
         self._t0 = 0.0
 
     # -- opening: everything checked before any IO ----------------------------------------
@@ -142,7 +154,8 @@ class RunnerGroup:
             dirs = ", ".join(f"{target}/{d}" for d in foreign.split())
             raise UserError(f"{name}: {dirs} holds files assay did not create there; move "
                             f"them away, or give --force to write over them")
-        runner.prepare(Path(target), hp.subdirs)
+        runner.prepare(Path(target), hp.subdirs)  # unwritable: said before its space
+        _space(name, target, facts, sum(size for _, size in hp.files))
         mark = runner.run(["sh", "-c", MARK, "assay-mark", target, *hp.subdirs])
         if mark.returncode != 0:
             raise UserError(f"{name}: cannot write to the target {target}: "
@@ -245,6 +258,18 @@ class RunnerGroup:
             spec.start_s = t - old * (t - spec.start_s) / new
             spec.target_iops = new
 
+    # -- the hosts as they report (actions.context.HostWatch) -----------------------------
+    loss_s = LOSS_S + PROBE_S  # the longest a cut host goes undetected after its last dump
+
+    def is_lost(self, host: str) -> bool:
+        return host in self.lost
+
+    def silence(self, host: str) -> float:
+        run = self.current
+        if run is None or host not in run.runs:
+            return 0.0
+        return run.alive.silence(host)
+
     # -- what run.json records ------------------------------------------------------------
     def record(self) -> dict[str, Any]:
         assert self.plan.cluster is not None
@@ -253,7 +278,7 @@ class RunnerGroup:
         return {"hosts": self.facts, "placement": self.plan.cluster.to_json(),
                 "variables": self.envs, "skew_ms": self.skew,
                 "worst_skew_ms": round(max(spreads), 3) if spreads else None,
-                "lost": self.lost}
+                "lost": self.lost, "late": self.late}
 
 
 class ClusterRun:
@@ -270,8 +295,9 @@ class ClusterRun:
         self.ended: dict[str, int] = {}  # host -> fio's exit status
         self.pending: dict[str, list[Document]] = {h: [] for h in runs}
         self.frozen: dict[str, Document] = {}  # each host's newest merged dump
-        self.seen: dict[str, float] = {h: time.monotonic() + max(0.0, t0 - time.time()) + 1.5
-                                       for h in runs}
+        self.alive = Liveness(runs, group.runners,
+                              lambda h: "clock_offset_ms" in group.facts.get(h, {}),
+                              max(0.0, t0 - time.time()) + 1.5)
         self.stopping = False
         self._last: Document | None = None
         self._jobs_start_ms: float | None = None
@@ -288,7 +314,7 @@ class ClusterRun:
         try:
             for doc in run.documents(poll=0.5):
                 if doc is not None:
-                    self.seen[host] = time.monotonic()
+                    self.alive.dump(host)
                     self._q.put((host, doc))
             rc = run.wait()
         finally:
@@ -341,6 +367,8 @@ class ClusterRun:
                 continue
             if isinstance(item, tuple) and item[0] is _END:
                 self._ended(host, item[1])
+            elif isinstance(item, tuple) and item[0] is _PROBE:
+                self._probed(host, item[1], item[2])
             elif host in self.active:
                 self.pending[host].append(item)
             yield from self._merge()
@@ -352,25 +380,34 @@ class ClusterRun:
     def _ended(self, host: str, rc: int) -> None:
         self.ended[host] = rc
         if host in self.active and rc != 0 and not self.stopping:
-            why = self.runs[host].stderr_tail(2) or f"fio exited with status {rc}"
-            self._lose(host, f"fio or its session ended (status {rc}): {why}")
+            self._lose(host, ended_why(self.runs[host], rc))
         elif self._first_end is None and rc == 0:
             self._first_end = time.monotonic()
 
     def _watch(self) -> None:
-        """Lose a host silent for LOSS_S while another reports; stop overrunning hosts."""
+        """Lose a host silent while another reports (cluster/liveness.py); stop overrunning
+        hosts."""
         now = time.monotonic()
         waiting = [h for h in self.active if h not in self.ended]
-        fresh = [h for h in waiting if now - self.seen[h] < LOSS_S]
-        for h in waiting:
-            if now - self.seen[h] >= LOSS_S and (fresh or len(self.order) == 1) \
-                    and not self.stopping:
-                self._lose(h, f"no status from fio for {now - self.seen[h]:.1f} s "
-                              f"(host or network down)")
+        if not self.stopping:
+            for h, why in self.alive.check(waiting, len(self.order) == 1, self._answer):
+                if h in self.active:
+                    self._lose(h, why)
         if self._first_end is not None and now - self._first_end > OVERRUN_S + self._spread():
             for h in waiting:
                 if h in self.active:
                     self._lose(h, "fio still running after the other hosts ended")
+
+    def _answer(self, host: str, ok: bool, silent: float) -> None:
+        self._q.put((host, (_PROBE, ok, silent)))  # handled in the engine's thread
+
+    def _probed(self, host: str, ok: bool, silent: float) -> None:
+        self.alive.answer(host, ok)
+        if ok:
+            self.group.late[host] = self.group.late.get(host, 0) + 1
+        if not ok and host in self.active and host not in self.ended and not self.stopping:
+            self._lose(host, f"no status from fio for {silent:.1f} s and no answer over SSH "
+                             f"within {PROBE_S:g} s (host or network down)")
 
     def _spread(self) -> float:
         """How much later than the first a host may end: its instances' stagger."""
@@ -460,6 +497,16 @@ class ClusterRun:
         return "\n".join(parts)
 
 
+def ended_why(run: FioRun, rc: int) -> str:
+    """Why a host's fio ended badly: its SSH session ended (ssh's 255, no status from the
+    host), or fio's own status, with the last lines it (or ssh) wrote."""
+    tail = run.stderr_tail(2)
+    if getattr(run, "session_ended", False):
+        return "the SSH session ended (ssh exit status 255: connection lost or host " \
+               "down) before the host reported fio's end" + (f": {tail}" if tail else "")
+    return f"fio ended with status {rc}" + (f": {tail}" if tail else "")
+
+
 def _call(close: Callable[[], None]) -> None:
     with contextlib.suppress(Exception):
         close()
@@ -467,11 +514,28 @@ def _call(close: Callable[[], None]) -> None:
 
 def _facts(r: CommandResult) -> dict[str, Any]:
     lines = r.stdout.splitlines() if r.returncode == 0 else []
-    keys = ("kernel", "cpus", "mem_bytes", "fs")
+    keys = ("kernel", "cpus", "mem_bytes", "fs", "free_bytes", "existing_bytes")
     out: dict[str, Any] = {}
     for key, value in zip(keys, lines, strict=False):
-        out[key] = int(value) if value.isdigit() else value
+        if value.strip() not in ("", "-"):
+            out[key] = int(value) if value.isdigit() else value
     return out
+
+
+def _space(name: str, target: str, facts: dict[str, Any], need: int) -> None:
+    """Refuse, before any IO, a host whose target cannot hold its instances' files (the
+    prefill would hit ENOSPC on every host at once and read as hosts lost)."""
+    existing = int(facts.pop("existing_bytes", 0) or 0)
+    free = facts.get("free_bytes")
+    more = need - existing
+    if isinstance(free, int) and more > free - SPACE_MARGIN:
+        raise UserError(f"{name}: not enough free space at {target}: its files need "
+                        f"{format_size(need)}" + (f" ({format_size(more)} more than the "
+                                                  f"{format_size(existing)} already there)"
+                                                  if existing else "") +
+                        f", {format_size(free)} is free (assay keeps "
+                        f"{format_size(SPACE_MARGIN)}). Lower `dataset` or give the host a "
+                        f"larger target")
 
 
 def _last(text: str) -> str:

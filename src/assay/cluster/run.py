@@ -125,3 +125,16 @@ def failure(cluster: dict[str, Any] | None) -> str:
         if bad:
             parts.append(f"{host}: {'; '.join(bad[:2])}")
     return "; ".join(parts)
+
+
+def count(info: dict[str, Any]) -> None:
+    """run.json's `verdict` counts every threshold graded: the merged series', each host's
+    (`each_host.`) and the cluster's own (`start_skew`), so the summary, the report and
+    `assay runs` say how many passed and failed of all of them."""
+    c = info.get("cluster")
+    if not isinstance(c, dict) or not isinstance(info.get("verdict"), dict):
+        return
+    extra = [t for g in (c.get("graded") or {}).values() for t in g.get("thresholds", [])]
+    extra += c.get("thresholds") or []
+    info["verdict"]["passed"] += sum(1 for t in extra if t.get("passed"))
+    info["verdict"]["failed"] += sum(1 for t in extra if not t.get("passed"))

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from assay.runners.ssh import SshRunner
 
 MARK = "assay-remote:"
+SSH_FAILED = 255  # ssh's exit status when the session itself failed
 # $1 the remote run directory, $2 the instant in epoch nanoseconds (0: now), then fio's argv
 START = (
     'cd -- "$1" || exit 125; at=$2; shift 2; '
@@ -76,6 +77,7 @@ class SshFioRun:
         self._started: float | None = None
         self._reported = threading.Event()  # fio started, or the session ended before it
         self.pid: int | None = None  # fio's pid on the host
+        self.last_bytes = 0.0  # time.monotonic() of the last bytes from the host: it is there
         self.remote_rc: int | None = None  # fio's exit status, as the host reported it
         assert proc.stdout is not None and proc.stderr is not None
         self._readers = [threading.Thread(target=self._read_out, args=(proc.stdout,),
@@ -109,6 +111,7 @@ class SshFioRun:
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         read = getattr(out, "read1", out.read)
         while chunk := read(1 << 16):
+            self.last_bytes = time.monotonic()
             if raw is not None:
                 try:
                     raw.write(chunk)
@@ -204,6 +207,12 @@ class SshFioRun:
         if 128 < self.remote_rc < 128 + 65:  # sh's status of a process killed by a signal
             return 128 - self.remote_rc
         return self.remote_rc
+
+    @property
+    def session_ended(self) -> bool:
+        """The SSH session ended before the host reported fio's end (ssh's own status 255:
+        the connection dropped, the host went away): fio's status is unknown."""
+        return self.remote_rc is None and self._proc.poll() == SSH_FAILED
 
     def stderr_tail(self, lines: int = 5) -> str:
         try:

@@ -1,0 +1,83 @@
+"""Is a host of a cluster run lost, or only late? Silence, then a probe.
+
+A host is heard when a status dump of its fio arrives, or any byte of one (a busy controller
+parses a host's json+ dumps late: bytes still flowing mean the host is there). A host
+silent for LOSS_S while another is heard is asked over SSH (`true`, through its open
+connection): no answer within PROBE_S and it is lost; an answer and it is only late (counted,
+run.json `cluster.late`). A host cut off the network answers nothing, so a cut is declared
+within LOSS_S + PROBE_S of its last dump (3 s), and a busy machine (every thread late) loses
+no host. A host that answers but whose fio sends nothing for STALL_S is lost too (fio hung).
+Runners of recorded output (no clock measured: not a real host) are lost without a probe.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from assay.runners.base import FioRun, Runner
+
+LOSS_S = 1.5  # silent this long while another host is heard: probed
+PROBE_S = 1.5  # no answer to the probe within this: lost
+STALL_S = 10.0  # fio's dumps silent this long, the host answering: lost all the same
+
+
+class Liveness:
+    def __init__(self, runs: dict[str, FioRun], runners: dict[str, Runner],
+                 real: Callable[[str], bool], grace: float):
+        self.runs = runs
+        self.runners = runners
+        self.real = real
+        now = time.monotonic() + grace  # before the first dump is due
+        self.dumped: dict[str, float] = {h: now for h in runs}  # a whole dump arrived
+        self.answered: dict[str, float] = {h: now for h in runs}  # a probe answered
+        self.probing: set[str] = set()
+
+    def dump(self, host: str) -> None:
+        self.dumped[host] = time.monotonic()
+
+    def heard(self, host: str) -> float:
+        """When the host was last heard from (monotonic)."""
+        streamed = float(getattr(self.runs[host], "last_bytes", 0.0) or 0.0)
+        return max(self.dumped[host], streamed, self.answered[host])
+
+    def silence(self, host: str) -> float:
+        return max(0.0, time.monotonic() - self.heard(host))
+
+    def check(self, waiting: list[str], alone: bool,
+              probed: Callable[[str, bool, float], None]) -> list[tuple[str, str]]:
+        """The hosts lost now, with why; starts probes of silent ones (their answer comes
+        back through `probed(host, answered, silent_s)`, from another thread)."""
+        now = time.monotonic()
+        fresh = [h for h in waiting if now - self.heard(h) < LOSS_S]
+        lost: list[tuple[str, str]] = []
+        for h in waiting:
+            silent = now - self.heard(h)
+            if now - max(self.dumped[h], float(getattr(self.runs[h], "last_bytes", 0.0)
+                                                 or 0.0)) >= STALL_S:
+                lost.append((h, f"no status from fio for {STALL_S:g} s, the host answering "
+                                f"(fio hung?)"))
+            elif silent >= LOSS_S and (fresh or alone) and h not in self.probing:
+                if not self.real(h):
+                    lost.append((h, f"no status from fio for {silent:.1f} s "
+                                    f"(host or network down)"))
+                    continue
+                self.probing.add(h)
+                threading.Thread(target=self._probe, args=(h, silent, probed),
+                                 daemon=True).start()
+        return lost
+
+    def _probe(self, host: str, silent: float,
+               probed: Callable[[str, bool, float], None]) -> None:
+        began = time.monotonic()
+        try:
+            ok = self.runners[host].run(["true"], timeout=PROBE_S).returncode == 0
+        except Exception:  # noqa: BLE001 - an unreachable host, however it fails
+            ok = False
+        probed(host, ok, silent + time.monotonic() - began)
+
+    def answer(self, host: str, ok: bool) -> None:
+        self.probing.discard(host)
+        if ok:
+            self.answered[host] = time.monotonic()

@@ -1,0 +1,58 @@
+"""Cluster runs counted and refused right, fast (recorded real fio through ReplayRunner; the
+same paths on real hosts: tests/cluster/test_lab_first_run.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assay.cluster.group import _facts, _space
+from assay.exitcodes import UserError
+from assay.plan.build import plan_text
+from assay.runners import ReplayRunner
+from assay.runners.base import CommandResult
+from assay.scenario.yamlsource import ScenarioInvalid
+from tests.cluster.test_group import REPLAY, hosts_in, run
+
+
+def test_each_host_and_start_skew_verdicts_are_counted(tmp_path: Path) -> None:
+    text = (REPLAY / "scenario.yaml").read_text() + \
+        '  each_host.db.data.read.lat_p99: "< 1us"\n' \
+        '  each_host.db.data.read.iops: "> 0"\n'
+    hosts = hosts_in(tmp_path, ["n1", "n2", "n3"])
+    plan = plan_text(text, str(REPLAY / "scenario.yaml"), hosts=hosts)
+    out, rec = run(plan, tmp_path, lambda h, w: ReplayRunner(REPLAY / "steady", h, w))
+    assert out.status == "failed"
+    merged = rec["thresholds"]
+    graded = rec["cluster"]["graded"]
+    per_host = [t for g in graded.values() for t in g["thresholds"]]
+    assert len(per_host) == 6  # 2 per host
+    assert rec["verdict"]["failed"] == sum(not t["passed"] for t in merged + per_host) >= 3
+    assert rec["verdict"]["passed"] == sum(t["passed"] for t in merged + per_host) >= 3
+
+
+def test_target_throttle_is_refused_in_a_cluster_plan_naming_the_field(tmp_path: Path) -> None:
+    text = (REPLAY / "scenario.yaml").read_text().replace(
+        "workloads:", "target:\n  throttle: [{device: /dev/loop0, read_iops: 100}]\nworkloads:")
+    plan_text(text, "t.yaml")  # a local run takes it
+    with pytest.raises(ScenarioInvalid) as e:
+        plan_text(text, "t.yaml", hosts=hosts_in(tmp_path, ["n1", "n2"]))
+    said = str(e.value)
+    assert "target.throttle" in said and "t.yaml:" in said and "cluster run" in said
+
+
+def test_host_facts_are_numbers_and_unknowns_are_left_out() -> None:
+    facts = _facts(CommandResult(0, "Linux 6.1.0\n2\n25276100608\next4\n-\n0\n", ""))
+    assert facts == {"kernel": "Linux 6.1.0", "cpus": 2, "mem_bytes": 25276100608,
+                     "fs": "ext4", "existing_bytes": 0}
+
+
+def test_a_host_short_of_space_is_refused_with_its_figures() -> None:
+    facts = {"free_bytes": 200 << 20, "existing_bytes": 10 << 20}
+    with pytest.raises(UserError) as e:
+        _space("n2", "/mnt/assay", facts, 4 << 30)
+    assert "n2: not enough free space at /mnt/assay" in str(e.value)
+    assert "need 4GiB" in str(e.value) and "200MiB is free" in str(e.value)
+    _space("n1", "/mnt/assay", {"free_bytes": 5 << 30, "existing_bytes": 0}, 4 << 30)
+    _space("n1", "/mnt/assay", {"free_bytes": 100 << 20, "existing_bytes": 4 << 30}, 4 << 30)
