@@ -15,11 +15,11 @@ The merged dumps carry every host's jobs, in host order, so the engine's Sampler
 hosts' counts and histogram bins exactly as it adds numjobs clones: cluster percentiles come
 from the merged histograms. Each host also has its own Sampler (cluster/hostseries.py).
 
-A host is lost when its fio ends badly (fio or its SSH session died) or when it has sent
-nothing for LOSS_S seconds while another host has: the loss is a timeline event, the host's
-last dump stays in every merged dump after it (its counters stop: its data up to the loss is
-kept and it adds nothing after), and the other hosts go on. `cluster.ndjson` labels every
-merged second with the hosts still active.
+A host is lost when its fio ends badly (fio or its SSH session died) or when it goes quiet
+while another host is heard and does not answer a probe (cluster/liveness.py): the loss is
+a timeline event, the host's last dump stays in every merged dump after it (its counters
+stop: its data up to the loss is kept and it adds nothing after), and the other hosts go on.
+`cluster.ndjson` labels every merged second with the hosts still active.
 """
 
 from __future__ import annotations
@@ -46,7 +46,6 @@ from assay.scenario.units import format_size
 
 OVERRUN_S = 3.0  # still running this long after another host ended normally: stopped
 _END = object()
-_PROBE = object()
 
 RunnerFactory = Callable[[str, Path], Runner]
 # $1 the target, then the instances' sub-directories: prints those holding files assay did
@@ -162,6 +161,9 @@ class RunnerGroup:
                             f"{_last(mark.stderr)}")
         for job, text in self.plan.jobfiles[name].items():
             runner.write_job(job, text)
+        ping = getattr(runner, "ping", None)  # its session opened now, not when it is needed
+        if ping is not None and not ping(30.0):
+            raise UserError(f"{name}: does not answer over SSH (a shell echoing a line)")
         complaint = runner.check_job(RUN_JOB, self.envs[name])
         if complaint:
             raise UserError(f"{name}: fio rejected the job file: {complaint}")
@@ -297,15 +299,18 @@ class ClusterRun:
         self.frozen: dict[str, Document] = {}  # each host's newest merged dump
         self.alive = Liveness(runs, group.runners,
                               lambda h: "clock_offset_ms" in group.facts.get(h, {}),
-                              max(0.0, t0 - time.time()) + 1.5)
+                              max(0.0, t0 - time.time()) + 1.5,
+                              lambda h: h not in self.active or h in self.ended)
         self.stopping = False
         self._last: Document | None = None
         self._jobs_start_ms: float | None = None
         self._first_end: float | None = None
         self._started: dict[str, float] = {}
         self._q: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self._verdicts: queue.SimpleQueue[tuple[str, bool, str]] = queue.SimpleQueue()
         for h, run in runs.items():
             threading.Thread(target=self._pump, args=(h, run), daemon=True).start()
+        threading.Thread(target=self._listen, daemon=True).start()
 
     def _pump(self, host: str, run: FioRun) -> None:
         """One host's dumps into the queue, noting when each arrived; then fio's status
@@ -367,8 +372,6 @@ class ClusterRun:
                 continue
             if isinstance(item, tuple) and item[0] is _END:
                 self._ended(host, item[1])
-            elif isinstance(item, tuple) and item[0] is _PROBE:
-                self._probed(host, item[1], item[2])
             elif host in self.active:
                 self.pending[host].append(item)
             yield from self._merge()
@@ -384,30 +387,33 @@ class ClusterRun:
         elif self._first_end is None and rc == 0:
             self._first_end = time.monotonic()
 
-    def _watch(self) -> None:
-        """Lose a host silent while another reports (cluster/liveness.py); stop overrunning
-        hosts."""
-        now = time.monotonic()
-        waiting = [h for h in self.active if h not in self.ended]
-        if not self.stopping:
+    def _listen(self) -> None:
+        """In a thread of its own, so that a busy engine loop does not delay it: which host
+        has gone quiet (cluster/liveness.py); what it decides waits in `_verdicts`, taken by
+        the engine's thread at its next turn (`_watch`)."""
+        while not self.stopping and any(h not in self.ended for h in self.active):
+            waiting = [h for h in self.active if h not in self.ended]
             for h, why in self.alive.check(waiting, len(self.order) == 1, self._answer):
-                if h in self.active:
-                    self._lose(h, why)
-        if self._first_end is not None and now - self._first_end > OVERRUN_S + self._spread():
-            for h in waiting:
-                if h in self.active:
-                    self._lose(h, "fio still running after the other hosts ended")
+                self._verdicts.put((h, False, why))
+            time.sleep(0.1)
 
     def _answer(self, host: str, ok: bool, silent: float) -> None:
-        self._q.put((host, (_PROBE, ok, silent)))  # handled in the engine's thread
+        self._verdicts.put((host, ok, f"no status from fio for {silent:.1f} s and no answer "
+                                      f"over SSH within {PROBE_S:g} s (host or network down)"))
 
-    def _probed(self, host: str, ok: bool, silent: float) -> None:
-        self.alive.answer(host, ok)
-        if ok:
-            self.group.late[host] = self.group.late.get(host, 0) + 1
-        if not ok and host in self.active and host not in self.ended and not self.stopping:
-            self._lose(host, f"no status from fio for {silent:.1f} s and no answer over SSH "
-                             f"within {PROBE_S:g} s (host or network down)")
+    def _watch(self) -> None:
+        """Lose the hosts found silent (`_listen`); stop overrunning hosts."""
+        while not self._verdicts.empty():
+            host, ok, why = self._verdicts.get()
+            self.alive.answer(host, ok)
+            if ok:
+                self.group.late[host] = self.group.late.get(host, 0) + 1
+            elif host in self.active and host not in self.ended and not self.stopping:
+                self._lose(host, why)
+        now = time.monotonic()
+        if self._first_end is not None and now - self._first_end > OVERRUN_S + self._spread():
+            for h in [h for h in self.active if h not in self.ended]:
+                self._lose(h, "fio still running after the other hosts ended")
 
     def _spread(self) -> float:
         """How much later than the first a host may end: its instances' stagger."""

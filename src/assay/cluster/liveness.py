@@ -1,12 +1,15 @@
 """Is a host of a cluster run lost, or only late? Silence, then a probe.
 
-A host is heard when a status dump of its fio arrives, or any byte of one (a busy controller
-parses a host's json+ dumps late: bytes still flowing mean the host is there). A host
-silent for LOSS_S while another is heard is asked over SSH (`true`, through its open
-connection): no answer within PROBE_S and it is lost; an answer and it is only late (counted,
+A host is heard when its heartbeat arrives (an SSH host says it is alive twice a second, on
+a line of its own: runners/sshfio.py), or, for a runner without one, a status dump of its
+fio (a busy controller parses the hosts' big json+ dumps late, so a dump's arrival says
+late that a host went quiet; the heartbeat does not lag behind them). A host
+silent for LOSS_S while another is heard is asked over SSH (a line down a session kept open
+for it, echoed back: nothing spawned): no answer (nor heartbeat) within PROBE_S and it is
+lost; an answer and it is only late (counted,
 run.json `cluster.late`). A host cut off the network answers nothing, so a cut is declared
-within LOSS_S + PROBE_S of its last dump (3 s), and a busy machine (every thread late) loses
-no host. A host that answers but whose fio sends nothing for STALL_S is lost too (fio hung).
+within LOSS_S + PROBE_S (3.5 s) of its last heartbeat, and a busy machine loses no host.
+A host that answers but whose fio sends nothing for STALL_S is lost too (fio hung).
 Runners of recorded output (no clock measured: not a real host) are lost without a probe.
 """
 
@@ -19,14 +22,15 @@ from collections.abc import Callable
 from assay.runners.base import FioRun, Runner
 
 LOSS_S = 1.5  # silent this long while another host is heard: probed
-PROBE_S = 1.5  # no answer to the probe within this: lost
-STALL_S = 10.0  # fio's dumps silent this long, the host answering: lost all the same
+PROBE_S = 2.0  # no answer to the probe within this: lost
+STALL_S = 30.0  # no dump parsed for this long, the host answering: lost (fio hung)
 
 
 class Liveness:
     def __init__(self, runs: dict[str, FioRun], runners: dict[str, Runner],
-                 real: Callable[[str], bool], grace: float):
+                 real: Callable[[str], bool], grace: float, gone: Callable[[str], bool]):
         self.runs = runs
+        self.gone = gone  # lost, or its fio ended: not heard any more, and rightly
         self.runners = runners
         self.real = real
         now = time.monotonic() + grace  # before the first dump is due
@@ -39,8 +43,9 @@ class Liveness:
 
     def heard(self, host: str) -> float:
         """When the host was last heard from (monotonic)."""
-        streamed = float(getattr(self.runs[host], "last_bytes", 0.0) or 0.0)
-        return max(self.dumped[host], streamed, self.answered[host])
+        beat = getattr(self.runs[host], "last_beat", None)
+        said = self.dumped[host] if beat is None else float(beat)
+        return max(said, self.answered[host])
 
     def silence(self, host: str) -> float:
         return max(0.0, time.monotonic() - self.heard(host))
@@ -54,8 +59,7 @@ class Liveness:
         lost: list[tuple[str, str]] = []
         for h in waiting:
             silent = now - self.heard(h)
-            if now - max(self.dumped[h], float(getattr(self.runs[h], "last_bytes", 0.0)
-                                                 or 0.0)) >= STALL_S:
+            if now - self.dumped[h] >= STALL_S:
                 lost.append((h, f"no status from fio for {STALL_S:g} s, the host answering "
                                 f"(fio hung?)"))
             elif silent >= LOSS_S and (fresh or alone) and h not in self.probing:
@@ -71,10 +75,19 @@ class Liveness:
     def _probe(self, host: str, silent: float,
                probed: Callable[[str, bool, float], None]) -> None:
         began = time.monotonic()
+        runner = self.runners[host]
+        ping = getattr(runner, "ping", None)
         try:
-            ok = self.runners[host].run(["true"], timeout=PROBE_S).returncode == 0
+            ok = ping(PROBE_S) if ping is not None else \
+                runner.run(["true"], timeout=PROBE_S).returncode == 0
         except Exception:  # noqa: BLE001 - an unreachable host, however it fails
             ok = False
+        # a heartbeat that came while we asked says the same as an answer; and when no other
+        # host was heard lately either, this machine is what stalled: not a verdict
+        now = time.monotonic()
+        others = [h for h in self.runs if h != host and not self.gone(h)]
+        ok = ok or self.heard(host) > began or \
+            bool(others) and all(now - self.heard(h) >= LOSS_S for h in others)
         probed(host, ok, silent + time.monotonic() - began)
 
     def answer(self, host: str, ok: bool) -> None:

@@ -9,6 +9,9 @@ killed even by SIGKILL). The script:
   integer nanoseconds (`date +%s%N`), in two steps (to 0.1 s before, then the rest), so
   hosts started with the same instant begin within a few milliseconds;
 - reports on stderr when fio starts (the host's clock) and its pid, then fio's exit status;
+- says it is alive on stderr twice a second (a line apart from fio's big json+ dumps, read
+  by a thread of its own: the run's loss detector hears a cut host go quiet within 0.5 s
+  even when parsing the dumps lags on a busy controller);
 - guards fio's job processes: fio forks them and each calls setsid, so ending a group does
   not reach them. fio runs in a session of its own; a guard notes its children twice a
   second and, when the session ends (the script's group gets SIGTERM), freezes fio (no new
@@ -54,11 +57,13 @@ START = (
     '( trap \'kill -STOP "$f" 2>/dev/null; k=$(pgrep -d " " -P "$f") && kids="$kids $k"; '
     'kill -KILL "$f" $kids 2>/dev/null; exit 0\' TERM; '
     'kids=""; while kill -0 "$f" 2>/dev/null; do '
-    'k=$(pgrep -d " " -P "$f") && kids=$k; sleep 0.5; done ) >/dev/null 2>&1 & g=$!; '
+    f'k=$(pgrep -d " " -P "$f") && kids=$k; echo "{MARK} alive" >&2; sleep 0.5; done ) '
+    '>/dev/null & g=$!; '
     'wait "$f"; rc=$?; kill -KILL "$g" 2>/dev/null; '
     f'echo "{MARK} exit=$rc" >&2; exit "$rc"'
 )
-REPORT = re.compile(rf"^{MARK} (started=(?P<t>[0-9.]+) pid=(?P<pid>\d+)|exit=(?P<rc>\d+))$")
+REPORT = re.compile(rf"^{MARK} (started=(?P<t>[0-9.]+) pid=(?P<pid>\d+)|exit=(?P<rc>\d+)"
+                    rf"|(?P<alive>alive))$")
 
 
 class SshFioRun:
@@ -77,7 +82,7 @@ class SshFioRun:
         self._started: float | None = None
         self._reported = threading.Event()  # fio started, or the session ended before it
         self.pid: int | None = None  # fio's pid on the host
-        self.last_bytes = 0.0  # time.monotonic() of the last bytes from the host: it is there
+        self.last_beat = 0.0  # time.monotonic() of the host's last heartbeat (twice a second)
         self.remote_rc: int | None = None  # fio's exit status, as the host reported it
         assert proc.stdout is not None and proc.stderr is not None
         self._readers = [threading.Thread(target=self._read_out, args=(proc.stdout,),
@@ -111,7 +116,6 @@ class SshFioRun:
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         read = getattr(out, "read1", out.read)
         while chunk := read(1 << 16):
-            self.last_bytes = time.monotonic()
             if raw is not None:
                 try:
                     raw.write(chunk)
@@ -136,7 +140,9 @@ class SshFioRun:
             keep = None
         for line in err:
             m = REPORT.match(line.decode("utf-8", errors="replace").rstrip("\n"))
-            if m and m.group("t"):
+            if m and m.group("alive"):
+                self.last_beat = time.monotonic()
+            elif m and m.group("t"):
                 self._started, self.pid = float(m.group("t")), int(m.group("pid"))
                 self._reported.set()
             elif m:
