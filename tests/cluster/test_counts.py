@@ -56,3 +56,23 @@ def test_a_host_short_of_space_is_refused_with_its_figures() -> None:
     assert "need 4GiB" in str(e.value) and "200MiB is free" in str(e.value)
     _space("n1", "/mnt/assay", {"free_bytes": 5 << 30, "existing_bytes": 0}, 4 << 30)
     _space("n1", "/mnt/assay", {"free_bytes": 100 << 20, "existing_bytes": 4 << 30}, 4 << 30)
+
+
+def test_the_summary_says_why_a_cluster_run_has_no_p99_from_due(tmp_path: Path) -> None:
+    import io
+
+    from rich.console import Console
+
+    from assay.report.terminal import print_summary
+    from assay.results.rundir import read_record
+
+    plan = plan_text((REPLAY / "scenario.yaml").read_text(), str(REPLAY / "scenario.yaml"),
+                     hosts=hosts_in(tmp_path, ["n1", "n2"]))
+    out, rec = run(plan, tmp_path, lambda h, w: ReplayRunner(REPLAY / "steady", h, w))
+    assert rec["intended_latency"].startswith("not computed in a cluster run: it needs each "
+                                              "IO's issue time")
+    text = io.StringIO()
+    print_summary(Console(file=text, width=200), read_record(out.run_dir), out.run_dir)
+    said = text.getvalue()
+    assert "p99 from due" not in said
+    assert "p99 from the due time: not computed in a cluster run" in said

@@ -70,6 +70,9 @@ def print_cluster(console: Console, run: RunRecord, per_host: bool = True) -> No
     for host, v in lost.items():
         console.print(f"[yellow]host lost:[/] {host} at {v.get('t')}s in {v.get('phase')}: "
                       f"{v.get('reason')}")
+    if run.intended_latency and not any(s.intended for s in run.stats.values()) and \
+            any(s.target_iops for s in run.stats.values()):  # why no "p99 from due" column
+        console.print(f"[dim]p99 from the due time: {run.intended_latency}[/]")
     if not per_host:
         return
     t = Table(title="Hosts (each graded on its own)", title_justify="left", show_edge=False,
