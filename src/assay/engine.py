@@ -327,9 +327,10 @@ class Engine:
             measured = self.streams.samples.rows if self.streams else 0
             status, reason = "aborted", self._unwritten(reason, e, rd.path)
         samples = StoredRows(rd.path, "samples", measured)  # read back, not held in memory
-        v = grade(self.plan, samples, steps, logs, read_rows(rd.path, "hosts"),
-                  due_latency(rd.path, due_windows(self.plan)), self.info.get("integrity"))
         group = self.runner if isinstance(self.runner, RunnerGroup) else None
+        v = grade(cluster.survivors(self.plan, group), samples, steps, logs,
+                  read_rows(rd.path, "hosts"),
+                  due_latency(rd.path, due_windows(self.plan)), self.info.get("integrity"))
         if group is not None:
             self.info["cluster"] = cluster.finish(group, steps)
         if steps:

@@ -76,3 +76,23 @@ def test_the_summary_says_why_a_cluster_run_has_no_p99_from_due(tmp_path: Path) 
     said = text.getvalue()
     assert "p99 from due" not in said
     assert "p99 from the due time: not computed in a cluster run" in said
+
+
+def test_after_a_loss_the_target_and_percentage_are_the_survivors(tmp_path: Path) -> None:
+    text = (REPLAY / "scenario.yaml").read_text()
+    plan = plan_text(text, str(REPLAY / "scenario.yaml"),
+                     hosts=hosts_in(tmp_path, ["n1", "n2", "n3"], shared=True))
+    recordings = {"n1": "steady", "n2": "steady", "n3": "died"}
+    out, rec = run(plan, tmp_path, lambda h, w: ReplayRunner(REPLAY / recordings[h], h, w))
+    lost_t = rec["cluster"]["lost"]["n3"]["t"]
+    read = rec["stats"]["db.data.read"]
+    full = 3 * 400 * 0.7  # three instances of 280 read IO/s
+    start, end = rec["measured_window_s"]
+    # the time-weighted target: three hosts' until the loss, two hosts' after it
+    expected = (full * (max(lost_t, start) - start) + full * 2 / 3 * (end - max(lost_t, start))) \
+        / (end - start)
+    assert lost_t < end and read["target_iops"] < full * 0.99
+    assert abs(read["target_iops"] - expected) < full * 0.05, (read["target_iops"], expected)
+    assert read["achieved_pct"] > 95  # the survivors kept their rate: not a red 70 %
+    rate = [t for t in rec["thresholds"] if t["metric"] == "iops"]
+    assert rate and all(t["passed"] for t in rate), rate

@@ -251,6 +251,8 @@ class RunnerGroup:
         for spec in self.specs:
             old = spec.target_iops or 0.0
             new = old - share.get(spec.component, 0.0)
+            if old > 0 and share.get(spec.component):  # graded: the survivors' target from t
+                spec.target_steps = (*spec.target_steps, (t, new if new > 0 else None))
             if old <= 0 or t <= spec.start_s:
                 spec.target_iops = new if old > 0 else spec.target_iops
                 continue
