@@ -306,6 +306,7 @@ class ClusterRun:
         self.stopping = False
         self._last: Document | None = None
         self._jobs_start_ms: float | None = None
+        self._fed: set[str] = set()  # hosts whose series has had its first dump
         self._first_end: float | None = None
         self._started: dict[str, float] = {}
         self._q: queue.Queue[tuple[str, Any]] = queue.Queue()
@@ -459,25 +460,40 @@ class ClusterRun:
             if not ready or (not final and any(not self.pending[h] for h in running)):
                 return
             rel: list[float] = []
+            fresh: list[str] = []
             for h in self.order:
                 if self.pending[h]:
                     doc = self.pending[h].pop(0)
                     self.frozen[h] = doc
+                    fresh.append(h)
                     rel.append(float(doc.get("timestamp_ms") or 0) / 1000 - self._host_start(h))
-                    if self.measured:
-                        self.group.series.feed(h, doc)
             jobs = [j for h in self.order if h in self.frozen for j in self.frozen[h]["jobs"]]
             stamp = (self.t0 + max(rel)) * 1000
             merged: Document = {"timestamp_ms": stamp, "jobs": jobs}
             if self._jobs_start_ms is None:
                 runtime = max((float(j.get("job_runtime") or 0) for j in jobs), default=0.0)
                 self._jobs_start_ms = max(stamp - runtime, self.t0 * 1000)
+            if self.measured:  # each host's second is the merged one: one window, one clock
+                for h in fresh:
+                    self._feed_host(h, stamp, jobs)
             self._last = merged
             if self.measured:
                 self.group.rd.append("cluster.ndjson", {
                     "t": self._t(), "hosts_active": len(self.active),
                     "hosts": [h for h in self.order if h in self.active]})
             yield merged
+
+    def _feed_host(self, host: str, stamp: float, jobs: list[dict[str, Any]]) -> None:
+        """The host's dump to its own series, stamped with the merged dump's time; its
+        first so that its axis starts where the merged one does (the earliest jobs' start):
+        the hosts' seconds are the cluster's seconds, one window on one clock."""
+        doc = self.frozen[host]
+        if host not in self._fed:
+            self._fed.add(host)
+            run = max((float(j.get("job_runtime") or 0) for j in doc["jobs"]), default=0.0)
+            first = max((float(j.get("job_runtime") or 0) for j in jobs), default=0.0)
+            stamp -= first - run
+        self.group.series.feed(host, {**doc, "timestamp_ms": stamp}, self.t0 * 1000)
 
     def stop(self) -> None:
         self.stopping = True

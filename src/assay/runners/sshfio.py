@@ -54,11 +54,12 @@ START = (
     # cannot end, orphaning job processes it just forked, before the guard has listed them
     't=$(date +%s.%N); setsid "$@" & f=$!; '
     f'echo "{MARK} started=$t pid=$f" >&2; '
-    '( trap \'kill -STOP "$f" 2>/dev/null; k=$(pgrep -d " " -P "$f") && kids="$kids $k"; '
-    'kill -KILL "$f" $kids 2>/dev/null; exit 0\' TERM; '
-    'kids=""; while kill -0 "$f" 2>/dev/null; do '
-    f'k=$(pgrep -d " " -P "$f") && kids=$k; echo "{MARK} alive" >&2; sleep 0.5; done ) '
-    '>/dev/null & g=$!; '
+    # the guard's heartbeat going nowhere (the session gone) ends fio as its TERM does;
+    # SIGPIPE ignored, or it would kill the guard first
+    '( end() { kill -STOP "$f" 2>/dev/null; k=$(pgrep -d " " -P "$f") && kids="$kids $k"; '
+    'kill -KILL "$f" $kids 2>/dev/null; exit 0; }; trap end TERM; trap "" PIPE; '
+    'kids=""; while kill -0 "$f" 2>/dev/null; do k=$(pgrep -d " " -P "$f") && kids=$k; '
+    f'echo "{MARK} alive" >&2 2>/dev/null || end; sleep 0.5; done ) >/dev/null & g=$!; '
     'wait "$f"; rc=$?; kill -KILL "$g" 2>/dev/null; '
     f'echo "{MARK} exit=$rc" >&2; exit "$rc"'
 )
