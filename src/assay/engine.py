@@ -202,6 +202,8 @@ class Engine:
         side = self.sidecars or Sidecars(plan, rd.path, rd.id)
         live = LiveVerdict(plan.thresholds, plan.components, plan.warmup, plan.total_seconds)
         timeline = (self.opt.timeline or default_timeline)(plan, self.platform, rd, self.cgroup)
+        if isinstance(runner, RunnerGroup) and hasattr(timeline, "watch"):
+            timeline.watch = runner  # type: ignore[union-attr]  # host_fail confirms a loss
         runner.confine(self.cgroup.path / "cgroup.procs" if self.cgroup else None)
         if self.opt.watcher:
             self.opt.watcher.opened(rd.path, live)
@@ -335,10 +337,11 @@ class Engine:
             measured = self.streams.samples.rows if self.streams else 0
             status, reason = "aborted", self._unwritten(reason, e, rd.path)
         samples = StoredRows(rd.path, "samples", measured)  # read back, not held in memory
-        v = grade(self.plan, samples, steps, logs, read_rows(rd.path, "hosts"),
+        group = self.runner if isinstance(self.runner, RunnerGroup) else None
+        v = grade(cluster.survivors(self.plan, group), samples, steps, logs,
+                  read_rows(rd.path, "hosts"),
                   due_latency(rd.path, due_windows(self.plan)), self.info.get("integrity"),
                   ended_early=status != "done")
-        group = self.runner if isinstance(self.runner, RunnerGroup) else None
         if group is not None:
             self.info["cluster"] = cluster.finish(group, steps)
         if steps:
@@ -366,6 +369,7 @@ class Engine:
                                   self.plan.warmup + v.coverage.measured_s],
             **v.to_json(),
         })
+        cluster.count(self.info)  # each host's and the cluster's own thresholds count too
         try:
             rd.event("run", outcome=status, reason=reason)
             rd.write_record(parse_record(self.info))

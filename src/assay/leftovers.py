@@ -1,7 +1,8 @@
 """What a crashed run leaves behind, found and removed: its temporary target directory, its
-blkio cgroup, its PostgreSQL clusters and the RBD images it made on Ceph. A run crashed when
-run.json still says `running` but its assay process is gone (results/liveness.py); fio
-itself is ended by its guard (fio/process.py) within seconds.
+blkio cgroup, its PostgreSQL clusters, the RBD images it made on Ceph, and a killed cluster
+run's SSH control directories and masters. A run crashed when run.json still says `running`
+but its assay process is gone (results/liveness.py); fio itself is ended by its guard
+(fio/process.py) within seconds.
 
 `assay run` does this before it starts; `assay clean` on request.
 """
@@ -13,6 +14,7 @@ import shutil
 from pathlib import Path
 
 from assay.hosts import cgroup
+from assay.hosts.sshleftovers import clean as ssh_leftovers
 from assay.platforms.cephtarget import clean_crashed
 from assay.postgres.leftovers import clean as postgres_leftovers
 from assay.results.catalogue import Catalogue
@@ -22,9 +24,11 @@ from assay.results.rundir import RunDir, read_record
 TEMP_PREFIX = "assay-"  # tempfile.mkdtemp prefix of temporary targets (platforms/base.py)
 
 
-def clean(results_root: Path) -> list[str]:
-    """Remove the leftovers of every crashed run under `results_root`; returns what was done."""
-    done: list[str] = []
+def clean(results_root: Path, unowned_ssh: bool = False) -> list[str]:
+    """Remove the leftovers of every crashed run under `results_root`, and the SSH control
+    directories and masters of assay processes that are gone (hosts/sshleftovers.py; with
+    `unowned_ssh`, also an older assay's unused ones); returns what was done."""
+    done: list[str] = ssh_leftovers(unowned_ssh)
     for row in Catalogue(results_root).rows():
         if row["status"] != "crashed":
             continue

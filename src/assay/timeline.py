@@ -22,7 +22,7 @@ from typing import Any
 
 from assay.actions import action_module
 from assay.actions.command import render
-from assay.actions.context import ActionContext, Stopped
+from assay.actions.context import ActionContext, HostWatch, Stopped
 from assay.exitcodes import RunAborted
 from assay.hosts.cgroup import BlkioGroup
 from assay.plan import Plan
@@ -80,6 +80,7 @@ class TimelineRunner:
         self.triggered: set[str] = set()  # `after` steps with `every` start only once
         self.records: list[dict[str, Any]] = []
         self.failure: str | None = None
+        self.watch: HostWatch | None = None  # a cluster run's hosts (host_fail checks it)
 
     # -- the Timeline protocol ------------------------------------------------------------
     def start(self, t0: float) -> None:
@@ -128,7 +129,7 @@ class TimelineRunner:
             run_id=self.run_dir.id, stop=self.stop,
             deadline=time.monotonic() + s.step.timeout if s.step.timeout else None,
             hosts={h: hp.host for h, hp in self.plan.cluster.hosts.items()}
-            if self.plan.cluster else {})
+            if self.plan.cluster else {}, watch=self.watch)
         self.run_dir.event("step.start", name=s.name, action=s.step.action, n=n,
                            t_start=round(t, 3), t_due=round(due, 3))
         occ.thread = threading.Thread(target=self._perform, args=(occ,), daemon=True,

@@ -82,3 +82,40 @@ def test_the_json_document_carries_each_host(tmp_path: Path) -> None:
     doc = summary_document(read_record(run_dir), run_dir)["cluster"]
     assert doc["hosts"] == ["n1", "n2", "n3"] and list(doc["lost"]) == ["n3"]
     assert doc["each_host"]["n1"]["passed"] is False and doc["each_host"]["n1"]["ios"] > 0
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+def test_the_report_draws_each_hosts_lines_switchable_and_a_lost_ones_ends(
+        tmp_path: Path, open_report: Any) -> None:  # noqa: F811
+    from tests.report.test_browser import BLUE, INK
+
+    run_dir = cluster_run(tmp_path)
+    o = open_report(write_report(run_dir))
+    page = o.page
+    assert o.errors == [] and o.requests == []
+    legend = page.locator("#per-host-legend span")
+    keys = [legend.nth(i).get_attribute("data-key") for i in range(legend.count())]
+    assert {k.split("|")[0] for k in keys} == {"n1", "n2", "n3"}
+    assert len(keys) == 9  # a host's three components each
+    assert "(lost)" in page.inner_text("#per-host-legend")
+    assert "n3 at" in page.inner_text("#per-host-charts ~ .hint")
+    assert "surviving hosts' share (N-1)" in page.inner_text(".n-minus-1")
+    # n3's line ends at its loss; the others run to the end
+    io = page.evaluate("JSON.parse(document.getElementById('assay-data').textContent).host_io")
+    lost_t = json.loads((run_dir / "run.json").read_text())["cluster"]["lost"]["n3"]["t"]
+    last = {h: max(io[h]["db.data.read"]["iops"][0]) for h in io}
+    assert last["n3"] <= lost_t + 1.0 < last["n1"] and last["n1"] == last["n2"]
+    # n1 is the first colour: drawn (under n2's identical line until n2 is hidden), and
+    # gone when its legend entries are clicked
+    chart = '.chart[data-chart="per-host-iops"] canvas.base'
+    page.locator('.chart[data-chart="per-host-iops"]').scroll_into_view_if_needed()
+    for host in ("n2", "n1"):
+        if host == "n1":
+            page.wait_for_timeout(200)
+            before = page.evaluate(INK, [chart, BLUE])["near"]
+            assert before > 50
+        for k in keys:
+            if k.startswith(f"{host}|"):
+                page.click(f'#per-host-legend span[data-key="{k}"]')
+    assert page.evaluate(INK, [chart, BLUE])["near"] < before / 4
+    page.screenshot(path=str(tmp_path / "per-host.png"), full_page=True)

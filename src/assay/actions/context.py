@@ -10,13 +10,25 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from assay.hosts.cgroup import BlkioGroup
 from assay.hosts.inventory import Host
 from assay.platforms.base import Platform
 from assay.platforms.fsbase import FsPlatform, StepTimeout, run_command
 from assay.scenario.models import StepBase
+
+
+class HostWatch(Protocol):
+    """A cluster run's view of its hosts while it runs (cluster/group.py's RunnerGroup)."""
+
+    loss_s: float  # silent this long while another host reports: lost
+
+    def is_lost(self, host: str) -> bool: ...
+
+    def silence(self, host: str) -> float:
+        """Seconds since the host last reported."""
+        ...
 
 
 class Stopped(Exception):
@@ -36,6 +48,7 @@ class ActionContext:
     deadline: float | None = None  # time.monotonic() by which the step must end
     details: dict[str, Any] = field(default_factory=dict)  # recorded in the step's event
     hosts: dict[str, Host] = field(default_factory=dict)  # a cluster run's inventory hosts
+    watch: HostWatch | None = None  # a cluster run's hosts, as they report
 
     @property
     def variables(self) -> dict[str, Any]:

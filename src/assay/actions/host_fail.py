@@ -9,7 +9,9 @@ the lab cuts the host's network link. Elsewhere `run` is a command template run 
 machine (IPMI, `virsh destroy`, a cloud CLI, `acli vm.off`): {host}, {address} and the host's
 inventory variables ({bmc}, {ansible_host}, ...; never one named like a password or secret),
 each quoted for the shell. The run goes on on the other hosts; the lost host is detected
-within 3 s (cluster/group.py) and `after host_fail` thresholds grade the survivors.
+within seconds (cluster/liveness.py) and `after host_fail` thresholds grade the survivors. The step
+ends when the run has lost the host: a host still reporting after that time (a command
+that did nothing) fails the step, and the run with it.
 """
 
 from __future__ import annotations
@@ -35,4 +37,6 @@ def requires(p: Params) -> set[str]:
 
 
 def run(p: Params, ctx: ActionContext) -> str:
-    return hostpower.perform("fail", p.host, p.run, ctx)
+    done = hostpower.perform("fail", p.host, p.run, ctx)
+    lost = hostpower.confirm_loss(str(ctx.details.get("host", p.host)), ctx)
+    return "\n".join(x for x in (done, lost) if x)

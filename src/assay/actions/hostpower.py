@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 from assay.actions.command import render
@@ -10,6 +11,7 @@ from assay.actions.context import ActionContext
 from assay.platforms.fsbase import ActionFailed
 
 SECRET = re.compile(r"pass|secret|token|key", re.IGNORECASE)
+CONFIRM_S = 15.0  # beyond the loss time, how long host_fail waits for the loss
 
 
 def perform(what: str, host: str, template: str | None, ctx: ActionContext) -> str:
@@ -39,3 +41,25 @@ def perform(what: str, host: str, template: str | None, ctx: ActionContext) -> s
     cluster = labcluster.load(Path(str(lab)).name, Path(str(lab)).parent)
     (labcluster.host_fail if what == "fail" else labcluster.host_recover)(cluster, host)
     return f"lab {cluster.name}: {host} link {'down' if what == 'fail' else 'up'}"
+
+
+def confirm_loss(host: str, ctx: ActionContext) -> str:
+    """After host_fail: wait until the run loses the host. A host that still reports once
+    the loss should have been detected did not fail (a command that did nothing): the step
+    fails, so that no `after host_fail` phase grades it as a survivor's absence."""
+    watch = ctx.watch
+    if watch is None:
+        return ""
+    began = time.monotonic()
+    while True:
+        waited = time.monotonic() - began
+        if watch.is_lost(host):
+            return f"{host} lost {waited:.1f} s after the host_fail command ended"
+        # reported later than loss_s after the failure (1 s of dumps in flight allowed)
+        if waited > watch.loss_s + 1.0 and watch.silence(host) < waited - watch.loss_s - 1.0:
+            raise ActionFailed(f"{host} still reports {waited:.1f} s after host_fail: the host "
+                               f"did not fail (did the command do anything?); no phase after "
+                               f"it can grade the survivors")
+        if waited > watch.loss_s + CONFIRM_S:
+            raise ActionFailed(f"{host} was not lost {waited:.1f} s after host_fail")
+        ctx.sleep(0.2)

@@ -16,9 +16,11 @@ from assay.leftovers import clean
 def command(results: Path | None) -> None:
     """Remove the leftovers of crashed runs: a run whose assay process is gone (killed, or the
     machine restarted) while run.json still says `running`. Its results stay; its temporary
-    target directory and its blkio cgroup go. `assay run` does this before it starts."""
+    target directory and its blkio cgroup go, and so do the SSH control directories
+    ($TMPDIR/assay-ssh-*) and ControlMaster processes of a killed cluster run. `assay run`
+    does this before it starts."""
     console = make_console()
-    done = clean(results_root(results))
+    done = clean(results_root(results), unowned_ssh=True)
     for line in done:
         console.print(line)
     if not done:

@@ -52,7 +52,8 @@ def command() -> None:
               help="cluster: how many hosts (network namespaces with their own sshd), "
                    "default 3; ceph: hosts with one OSD each, default 4.")
 @click.option("--size", default=None,
-              help="Size of each device (default 1GiB; cluster: 256MiB per host).")
+              help="Size of each device (default 1GiB; cluster: 5GiB per host, a sparse "
+                   "image holding the built-in cluster scenarios' 4GiB per host).")
 @click.option("--throttle-iops", default=0, type=int,
               help="Cap every device at this many read and write IOPS in runs on this lab "
                    "(a platform of known capacity).")
@@ -73,7 +74,8 @@ def create(kind: str, name: str | None, devices: int | None, spares: int | None,
         _create_ceph(name or kind, 4 if hosts is None else hosts, json_mode, root)
         return
     try:
-        nbytes = parse_size(size or ("256MiB" if kind == "cluster" else "1GiB"))
+        nbytes = parse_size(size) if size else \
+            labcluster.DEFAULT_SIZE if kind == "cluster" else 1 << 30
     except UnitError as e:
         raise UserError(f"--size: {e}") from None
     if kind == "cluster":

@@ -24,7 +24,7 @@ from assay.hosts import inventory
 from assay.hosts.inventory import Host
 from assay.observe.server import serving
 from assay.plan import Plan, ScenarioFile, TargetEdit
-from assay.platforms import cephtarget, labceph
+from assay.platforms import cephtarget, labceph, labcluster
 from assay.platforms import lab as labs
 from assay.report.jsondoc import summary_document
 from assay.report.terminal import print_summary
@@ -105,7 +105,8 @@ def target_edit(lab_name: str | None, target_path: str | None) -> TargetEdit | N
 @click.option("--path", "target_path", type=click.Path(file_okay=False),
               help="Directory to run in, overriding the scenario's target path.")
 @click.option("--lab", "lab_name", help="Run on lab platform NAME (`assay lab create`): its "
-              "platform, path, devices and IOPS cap replace the scenario's target.")
+              "platform, path, devices and IOPS cap replace the scenario's target; a lab "
+              "cluster's hosts are the run's, as with --hosts and its inventory.")
 @click.option("--set", "sets", multiple=True, metavar="WORKLOAD.PARAM=VALUE",
               help="Override a workload parameter for this run, e.g. --set mail.dataset=64GiB "
                    "or --set db.load.pacing=poisson (repeatable; stored with the run).")
@@ -136,6 +137,11 @@ def command(scenario: str, duration: str | None, warmup: str | None, target_path
     seconds: no verdict), 4 internal error, 130 interrupted.
     """
     console = make_console(json_mode)
+    if lab_name and labcluster.is_cluster(lab_name):  # a lab cluster: its inventory
+        if hosts_file or target_path:
+            raise UserError(f"--lab {lab_name} is a lab cluster: it gives the hosts and their "
+                            f"paths; leave out --hosts and --path")
+        hosts_file, lab_name = Path(labcluster.load(lab_name).inventory), None
     hosts = inventory.load(hosts_file) if hosts_file else None
     if lab_name and hosts is None and labceph.is_ceph(lab_name):  # a Ceph lab: on its hosts
         hosts, lab_name = inventory.load(labceph.inventory_of(lab_name)), None

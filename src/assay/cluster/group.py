@@ -15,12 +15,11 @@ The merged dumps carry every host's jobs, in host order, so the engine's Sampler
 hosts' counts and histogram bins exactly as it adds numjobs clones: cluster percentiles come
 from the merged histograms. Each host also has its own Sampler (cluster/hostseries.py).
 
-A host is lost when its fio ends badly (fio or its SSH session died) or when it has sent
-nothing for LOSS_S seconds while another host has, and no longer accepts a connection on its
-SSH port (a silent fio on a host that answers is IO the platform froze: cluster/reach.py):
-the loss is a timeline event, the host's last dump stays in every merged dump after it (its
-counters stop: its data up to the loss is kept and it adds nothing after), and the other
-hosts go on. `cluster.ndjson` labels every merged second with the hosts still active.
+A host is lost when its fio ends badly (fio or its SSH session died) or when it goes quiet
+while another host is heard and does not answer a probe (cluster/liveness.py): the loss is
+a timeline event, the host's last dump stays in every merged dump after it (its counters
+stop: its data up to the loss is kept and it adds nothing after), and the other hosts go on.
+`cluster.ndjson` labels every merged second with the hosts still active.
 """
 
 from __future__ import annotations
@@ -36,16 +35,15 @@ from pathlib import Path
 from typing import Any
 
 from assay.cluster.hostseries import HostSeries
-from assay.cluster.reach import Reach
+from assay.cluster.liveness import LOSS_S, PROBE_S, Liveness
 from assay.exitcodes import UserError
 from assay.hosts.check import FIO_MIN, fio_version
 from assay.plan import RUN_JOB, Plan
 from assay.plan.model import variables
 from assay.results.rundir import RunDir
 from assay.runners.base import CommandResult, Document, FioRun, Runner
+from assay.scenario.units import format_size
 
-LOSS_S = 2.5  # silent this long while another host reports: lost (detected within 3 s)
-PROBE_S = 1.0  # silent this long: is the host still there? (cluster/reach.py)
 OVERRUN_S = 3.0  # still running this long after another host ended normally: stopped
 _END = object()
 
@@ -57,8 +55,17 @@ OWNED = ('d=$1; shift; for s; do p="$d/$s"; '
          'then echo "$s"; fi; done')
 MARK = 'd=$1; shift; for s; do : > "$d/$s/.assay-owned" || exit 3; done'
 SPLIT = "assay-owned:"
-FACTS = ('uname -sr; nproc; awk \'/MemTotal/ {print $2 * 1024}\' /proc/meminfo; '
-         'df -PT -- "$1" 2>/dev/null | awk \'NR == 2 {print $2}\'')
+# the host's facts, one line each ("-" when unknown): kernel, CPUs, memory (an integer: awk
+# prints large products in exponent form), the target's filesystem type, its free bytes and
+# what the instances' directories already hold there (files a prefill writes over in place)
+FACTS = ('p=$1; while [ ! -e "$p" ]; do p=$(dirname -- "$p"); done; '
+         'uname -sr; nproc; awk \'/MemTotal/ {printf "%.0f\\n", $2 * 1024}\' /proc/meminfo; '
+         'df -PT -- "$p" 2>/dev/null | awk \'NR == 2 {t = $2} END {print (t == "" ? "-" : t)}\'; '
+         'df -Pk -- "$p" 2>/dev/null | awk \'NR == 2 {f = $4} END '
+         '{if (f == "") print "-"; else printf "%.0f\\n", f * 1024}\'; '
+         '( d=$1; shift; u=0; for s; do if [ -d "$d/$s" ]; then '
+         'u=$((u + $(du -sk -- "$d/$s" | cut -f1))); fi; done; echo $((u * 1024)) )')
+SPACE_MARGIN = 64 << 20  # kept free on each host: a full filesystem misbehaves before full
 
 
 class RunnerGroup:
@@ -80,6 +87,7 @@ class RunnerGroup:
         self.current: ClusterRun | None = None
         self.force = False  # write into instance directories holding files not assay's
         self.spawn_s: dict[str, float] = {}  # how long one remote command took per host
+        self.late: dict[str, int] = {}  # host -> times it was silent but answered a probe
         self._t0 = 0.0
 
     # -- opening: everything checked before any IO ----------------------------------------
@@ -145,13 +153,17 @@ class RunnerGroup:
             dirs = ", ".join(f"{target}/{d}" for d in foreign.split())
             raise UserError(f"{name}: {dirs} holds files assay did not create there; move "
                             f"them away, or give --force to write over them")
-        runner.prepare(Path(target), hp.subdirs)
+        runner.prepare(Path(target), hp.subdirs)  # unwritable: said before its space
+        _space(name, target, facts, sum(size for _, size in hp.files))
         mark = runner.run(["sh", "-c", MARK, "assay-mark", target, *hp.subdirs])
         if mark.returncode != 0:
             raise UserError(f"{name}: cannot write to the target {target}: "
                             f"{_last(mark.stderr)}")
         for job, text in self.plan.jobfiles[name].items():
             runner.write_job(job, text)
+        ping = getattr(runner, "ping", None)  # its session opened now, not when it is needed
+        if ping is not None and not ping(30.0):
+            raise UserError(f"{name}: does not answer over SSH (a shell echoing a line)")
         complaint = runner.check_job(RUN_JOB, self.envs[name])
         if complaint:
             raise UserError(f"{name}: fio rejected the job file: {complaint}")
@@ -239,6 +251,8 @@ class RunnerGroup:
         for spec in self.specs:
             old = spec.target_iops or 0.0
             new = old - share.get(spec.component, 0.0)
+            if old > 0 and share.get(spec.component):  # graded: the survivors' target from t
+                spec.target_steps = (*spec.target_steps, (t, new if new > 0 else None))
             if old <= 0 or t <= spec.start_s:
                 spec.target_iops = new if old > 0 else spec.target_iops
                 continue
@@ -248,6 +262,18 @@ class RunnerGroup:
             spec.start_s = t - old * (t - spec.start_s) / new
             spec.target_iops = new
 
+    # -- the hosts as they report (actions.context.HostWatch) -----------------------------
+    loss_s = LOSS_S + PROBE_S  # the longest a cut host goes undetected after its last dump
+
+    def is_lost(self, host: str) -> bool:
+        return host in self.lost
+
+    def silence(self, host: str) -> float:
+        run = self.current
+        if run is None or host not in run.runs:
+            return 0.0
+        return run.alive.silence(host)
+
     # -- what run.json records ------------------------------------------------------------
     def record(self) -> dict[str, Any]:
         assert self.plan.cluster is not None
@@ -256,7 +282,7 @@ class RunnerGroup:
         return {"hosts": self.facts, "placement": self.plan.cluster.to_json(),
                 "variables": self.envs, "skew_ms": self.skew,
                 "worst_skew_ms": round(max(spreads), 3) if spreads else None,
-                "lost": self.lost}
+                "lost": self.lost, "late": self.late}
 
 
 class ClusterRun:
@@ -273,17 +299,21 @@ class ClusterRun:
         self.ended: dict[str, int] = {}  # host -> fio's exit status
         self.pending: dict[str, list[Document]] = {h: [] for h in runs}
         self.frozen: dict[str, Document] = {}  # each host's newest merged dump
-        self.seen: dict[str, float] = {h: time.monotonic() + max(0.0, t0 - time.time()) + 1.5
-                                       for h in runs}
+        self.alive = Liveness(runs, group.runners,
+                              lambda h: "clock_offset_ms" in group.facts.get(h, {}),
+                              max(0.0, t0 - time.time()) + 1.5,
+                              lambda h: h not in self.active or h in self.ended)
         self.stopping = False
-        self.reach: Reach | None = None  # silent hosts asked whether they are still there
         self._last: Document | None = None
         self._jobs_start_ms: float | None = None
+        self._fed: set[str] = set()  # hosts whose series has had its first dump
         self._first_end: float | None = None
         self._started: dict[str, float] = {}
         self._q: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self._verdicts: queue.SimpleQueue[tuple[str, bool, str]] = queue.SimpleQueue()
         for h, run in runs.items():
             threading.Thread(target=self._pump, args=(h, run), daemon=True).start()
+        threading.Thread(target=self._listen, daemon=True).start()
 
     def _pump(self, host: str, run: FioRun) -> None:
         """One host's dumps into the queue, noting when each arrived; then fio's status
@@ -292,7 +322,7 @@ class ClusterRun:
         try:
             for doc in run.documents(poll=0.5):
                 if doc is not None:
-                    self.seen[host] = time.monotonic()
+                    self.alive.dump(host)
                     self._q.put((host, doc))
             rc = run.wait()
         finally:
@@ -356,38 +386,37 @@ class ClusterRun:
     def _ended(self, host: str, rc: int) -> None:
         self.ended[host] = rc
         if host in self.active and rc != 0 and not self.stopping:
-            why = self.runs[host].stderr_tail(2) or f"fio exited with status {rc}"
-            self._lose(host, f"fio or its session ended (status {rc}): {why}")
+            self._lose(host, ended_why(self.runs[host], rc))
         elif self._first_end is None and rc == 0:
             self._first_end = time.monotonic()
 
-    def _watch(self) -> None:
-        """Lose a host silent for LOSS_S while another reports; stop overrunning hosts."""
-        now = time.monotonic()
-        waiting = [h for h in self.active if h not in self.ended]
-        fresh = [h for h in waiting if now - self.seen[h] < LOSS_S]
-        for h in waiting:
-            # ask a silent host early, so that the answer is in by LOSS_S
-            answers = now - self.seen[h] >= PROBE_S and not self.stopping and self._answers(h)
-            if now - self.seen[h] >= LOSS_S and (fresh or len(self.order) == 1) \
-                    and not self.stopping and not answers:
-                self._lose(h, f"no status from fio for {now - self.seen[h]:.1f} s "
-                              f"(host or network down)")
-        if self._first_end is not None and now - self._first_end > OVERRUN_S + self._spread():
-            for h in waiting:
-                if h in self.active:
-                    self._lose(h, "fio still running after the other hosts ended")
+    def _listen(self) -> None:
+        """In a thread of its own, so that a busy engine loop does not delay it: which host
+        has gone quiet (cluster/liveness.py); what it decides waits in `_verdicts`, taken by
+        the engine's thread at its next turn (`_watch`)."""
+        while not self.stopping and any(h not in self.ended for h in self.active):
+            waiting = [h for h in self.active if h not in self.ended]
+            for h, why in self.alive.check(waiting, len(self.order) == 1, self._answer):
+                self._verdicts.put((h, False, why))
+            time.sleep(0.1)
 
-    def _answers(self, host: str) -> bool:
-        """A silent real host that still answers on its SSH port is frozen IO, not lost
-        (cluster/reach.py); a replay has no host to ask."""
-        if not self._real():
-            return False
-        if self.reach is None:
-            self.reach = Reach({h: (hp.host.address, hp.host.port) for h, hp in
-                                (self.group.plan.cluster.hosts.items()
-                                 if self.group.plan.cluster else [])})
-        return self.reach.answers(host, self.seen[host])
+    def _answer(self, host: str, ok: bool, silent: float) -> None:
+        self._verdicts.put((host, ok, f"no status from fio for {silent:.1f} s and no answer "
+                                      f"over SSH within {PROBE_S:g} s (host or network down)"))
+
+    def _watch(self) -> None:
+        """Lose the hosts found silent (`_listen`); stop overrunning hosts."""
+        while not self._verdicts.empty():
+            host, ok, why = self._verdicts.get()
+            self.alive.answer(host, ok)
+            if ok:
+                self.group.late[host] = self.group.late.get(host, 0) + 1
+            elif host in self.active and host not in self.ended and not self.stopping:
+                self._lose(host, why)
+        now = time.monotonic()
+        if self._first_end is not None and now - self._first_end > OVERRUN_S + self._spread():
+            for h in [h for h in self.active if h not in self.ended]:
+                self._lose(h, "fio still running after the other hosts ended")
 
     def _spread(self) -> float:
         """How much later than the first a host may end: its instances' stagger."""
@@ -431,25 +460,40 @@ class ClusterRun:
             if not ready or (not final and any(not self.pending[h] for h in running)):
                 return
             rel: list[float] = []
+            fresh: list[str] = []
             for h in self.order:
                 if self.pending[h]:
                     doc = self.pending[h].pop(0)
                     self.frozen[h] = doc
+                    fresh.append(h)
                     rel.append(float(doc.get("timestamp_ms") or 0) / 1000 - self._host_start(h))
-                    if self.measured:
-                        self.group.series.feed(h, doc)
             jobs = [j for h in self.order if h in self.frozen for j in self.frozen[h]["jobs"]]
             stamp = (self.t0 + max(rel)) * 1000
             merged: Document = {"timestamp_ms": stamp, "jobs": jobs}
             if self._jobs_start_ms is None:
                 runtime = max((float(j.get("job_runtime") or 0) for j in jobs), default=0.0)
                 self._jobs_start_ms = max(stamp - runtime, self.t0 * 1000)
+            if self.measured:  # each host's second is the merged one: one window, one clock
+                for h in fresh:
+                    self._feed_host(h, stamp, jobs)
             self._last = merged
             if self.measured:
                 self.group.rd.append("cluster.ndjson", {
                     "t": self._t(), "hosts_active": len(self.active),
                     "hosts": [h for h in self.order if h in self.active]})
             yield merged
+
+    def _feed_host(self, host: str, stamp: float, jobs: list[dict[str, Any]]) -> None:
+        """The host's dump to its own series, stamped with the merged dump's time; its
+        first so that its axis starts where the merged one does (the earliest jobs' start):
+        the hosts' seconds are the cluster's seconds, one window on one clock."""
+        doc = self.frozen[host]
+        if host not in self._fed:
+            self._fed.add(host)
+            run = max((float(j.get("job_runtime") or 0) for j in doc["jobs"]), default=0.0)
+            first = max((float(j.get("job_runtime") or 0) for j in jobs), default=0.0)
+            stamp -= first - run
+        self.group.series.feed(host, {**doc, "timestamp_ms": stamp}, self.t0 * 1000)
 
     def stop(self) -> None:
         self.stopping = True
@@ -477,6 +521,16 @@ class ClusterRun:
         return "\n".join(parts)
 
 
+def ended_why(run: FioRun, rc: int) -> str:
+    """Why a host's fio ended badly: its SSH session ended (ssh's 255, no status from the
+    host), or fio's own status, with the last lines it (or ssh) wrote."""
+    tail = run.stderr_tail(2)
+    if getattr(run, "session_ended", False):
+        return "the SSH session ended (ssh exit status 255: connection lost or host " \
+               "down) before the host reported fio's end" + (f": {tail}" if tail else "")
+    return f"fio ended with status {rc}" + (f": {tail}" if tail else "")
+
+
 def _call(close: Callable[[], None]) -> None:
     with contextlib.suppress(Exception):
         close()
@@ -484,11 +538,28 @@ def _call(close: Callable[[], None]) -> None:
 
 def _facts(r: CommandResult) -> dict[str, Any]:
     lines = r.stdout.splitlines() if r.returncode == 0 else []
-    keys = ("kernel", "cpus", "mem_bytes", "fs")
+    keys = ("kernel", "cpus", "mem_bytes", "fs", "free_bytes", "existing_bytes")
     out: dict[str, Any] = {}
     for key, value in zip(keys, lines, strict=False):
-        out[key] = int(value) if value.isdigit() else value
+        if value.strip() not in ("", "-"):
+            out[key] = int(value) if value.isdigit() else value
     return out
+
+
+def _space(name: str, target: str, facts: dict[str, Any], need: int) -> None:
+    """Refuse, before any IO, a host whose target cannot hold its instances' files (the
+    prefill would hit ENOSPC on every host at once and read as hosts lost)."""
+    existing = int(facts.pop("existing_bytes", 0) or 0)
+    free = facts.get("free_bytes")
+    more = need - existing
+    if isinstance(free, int) and more > free - SPACE_MARGIN:
+        raise UserError(f"{name}: not enough free space at {target}: its files need "
+                        f"{format_size(need)}" + (f" ({format_size(more)} more than the "
+                                                  f"{format_size(existing)} already there)"
+                                                  if existing else "") +
+                        f", {format_size(free)} is free (assay keeps "
+                        f"{format_size(SPACE_MARGIN)}). Lower `dataset` or give the host a "
+                        f"larger target")
 
 
 def _last(text: str) -> str:

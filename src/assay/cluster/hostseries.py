@@ -29,8 +29,14 @@ class HostSeries:
                          for h, hp in plan.cluster.hosts.items()}
         self.samples: dict[str, list[dict[str, Any]]] = {h: [] for h in plan.cluster.hosts}
 
-    def feed(self, host: str, doc: dict[str, Any]) -> None:
-        for s in self.samplers[host].feed(doc):
+    def feed(self, host: str, doc: dict[str, Any], jobs_start_ms: float) -> None:
+        """A host's dump stamped with the merged dump's time; its axis starts where the
+        merged one does (its sampler starts no earlier), so every host's seconds are the
+        cluster's seconds."""
+        sampler = self.samplers[host]
+        if sampler.jobs_start_ms is None:
+            sampler.start(jobs_start_ms)
+        for s in sampler.feed(doc):
             self.rd.append("host_series.ndjson", {"host": host, **s.row()})
             rec = {"host": host, **s.record()}
             self.rd.append_text("host_samples.ndjson", stored_line(rec))

@@ -10,6 +10,7 @@ import functools
 import shutil
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from rich.console import Console
@@ -137,3 +138,29 @@ def failure(cluster: dict[str, Any] | None) -> str:
         if bad:
             parts.append(f"{host}: {'; '.join(bad[:2])}")
     return "; ".join(parts)
+
+
+def count(info: dict[str, Any]) -> None:
+    """run.json's `verdict` counts every threshold graded: the merged series', each host's
+    (`each_host.`) and the cluster's own (`start_skew`), so the summary, the report and
+    `assay runs` say how many passed and failed of all of them."""
+    c = info.get("cluster")
+    if not isinstance(c, dict) or not isinstance(info.get("verdict"), dict):
+        return
+    extra = [t for g in (c.get("graded") or {}).values() for t in g.get("thresholds", [])]
+    extra += c.get("thresholds") or []
+    info["verdict"]["passed"] += sum(1 for t in extra if t.get("passed"))
+    info["verdict"]["failed"] += sum(1 for t in extra if not t.get("passed"))
+
+
+def survivors(plan: Plan, group: RunnerGroup | None) -> Plan:
+    """The plan to grade the merged series with: after a host is lost, each component's
+    target is the hosts' still active (RunnerGroup.reschedule), so a window's target, its
+    percentage and the warnings are the survivors' (docs/hosts.md)."""
+    steps = {s.component: s.target_steps for s in group.specs if s.target_steps} \
+        if group is not None else {}
+    if not steps:
+        return plan
+    streams = [replace(st, components=[replace(c, target_steps=steps.get(c.component, ()))
+                                       for c in st.components]) for st in plan.streams]
+    return replace(plan, streams=streams)

@@ -17,6 +17,7 @@ outlives the local one.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import shlex
 import shutil
@@ -32,6 +33,8 @@ from assay.hosts.inventory import Host
 from assay.runners.base import CommandResult
 
 CONNECT_TIMEOUT = 5
+CONTROL_PREFIX = "assay-ssh-"  # the control directory, in the temporary directory
+OWNER = "owner"  # in it: "<pid> <start time>" of the assay process that made it
 PERSIST = "120"  # a master left behind by a crash ends itself after 2 idle minutes
 
 # $1 is a grace period; the rest is the command. The command gets /dev/null as stdin and
@@ -61,7 +64,9 @@ class SshHost:
         self.known_hosts = known_hosts or host.known_hosts
         self.connect_timeout = connect_timeout
         self.ssh = ssh
-        self._dir = Path(tempfile.mkdtemp(prefix="assay-ssh-"))  # mode 0700
+        self._dir = Path(tempfile.mkdtemp(prefix=CONTROL_PREFIX))  # mode 0700
+        # who made it: `assay clean` removes it, and ends its master, once we are gone
+        (self._dir / OWNER).write_text(process_id(os.getpid()), encoding="utf-8")
         self.control = self._dir / "master"
         self._master = False
 
@@ -188,6 +193,15 @@ class SshHost:
                            capture_output=True, check=False, timeout=10)
             self._master = False
         shutil.rmtree(self._dir, ignore_errors=True)
+
+
+def process_id(pid: int) -> str:
+    """A process's pid and start time (clock ticks since boot): a reused pid differs."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
+        return f"{pid} {stat.rsplit(')', 1)[1].split()[19]}"
+    except (OSError, IndexError):
+        return f"{pid} ?"
 
 
 def _readline(stream: IO[str], timeout: float) -> str:

@@ -113,6 +113,8 @@ class ComponentSpec:
     start_s: float = 0.0  # when its load starts (phases of a micro-benchmark)
     end_s: float | None = None  # when it ends, if before the run does
     paced: bool = False  # its fio jobs are rate-limited to the target (not closed loop)
+    # the target from each time on, when it changes mid-run (a cluster's lost host)
+    target_steps: tuple[tuple[float, float | None], ...] = ()
 
 
 class Sampler:

@@ -33,6 +33,16 @@ class ComponentInfo:
     transactional: bool = True
     jobs: int = 1  # fio jobs that feed it: each can be one IO early or late at a window edge
     closed: bool = False  # closed loop with a target (Jetstress' threads): no pacing slack
+    # the target from each time on, when it changes during the run (a cluster's survivors
+    # after a host is lost): a window's target is then the time-weighted one over it
+    target_steps: tuple[tuple[float, float | None], ...] = ()
+
+    def target_at(self, t: float) -> float | None:
+        target = self.target_iops
+        for since, value in self.target_steps:
+            if t >= since:
+                target = value
+        return target
 
     @property
     def workload(self) -> str:
@@ -173,6 +183,7 @@ class Accumulator:
         # window, however fio's dumps fall (and whatever subset of seconds a phase passes in).
         self.windowed = info.start_s > 0 or info.end_s is not None
         self.seconds = self.rate_seconds = 0.0
+        self.target_ios = 0.0  # with target_steps: the target's IOs over the rate seconds
         self.ios = self.nbytes = self.rate_ios = 0
         self.lat_sum = 0.0
         self.lat_max: float | None = None
@@ -182,6 +193,10 @@ class Accumulator:
         self.windows: dict[int, list[float]] = {}
         self.second_iops = RunningMedian()
         self.second_lat = RunningMedian()
+
+    def _due(self, s: dict[str, Any], seconds: float) -> None:
+        if self.info.target_steps:
+            self.target_ios += (self.info.target_at(s["t"] - s["dt"] / 2) or 0.0) * seconds
 
     def add(self, s: dict[str, Any]) -> bool:
         """Count a sample of this component if it lies in the window; True when it did."""
@@ -193,6 +208,7 @@ class Accumulator:
                 return False
             self.rate_ios += s["ios"]
             self.rate_seconds += inside
+            self._due(s, inside)
         else:
             middle = s["t"] - s["dt"] / 2  # an interval belongs to the window its middle is in
             if not self.lo <= middle <= self.hi:
@@ -200,6 +216,7 @@ class Accumulator:
             if s["dt"] >= MIN_RATE_DT:  # fio's closing stub says little about the rate
                 self.rate_seconds += s["dt"]
                 self.rate_ios += s["ios"]
+                self._due(s, s["dt"])
         self.seconds += s["dt"]
         self.ios += s["ios"]
         self.nbytes += s["bytes"]
@@ -234,6 +251,8 @@ class Accumulator:
         pct = self.hist.percentiles(cap=int(lat_max) if lat_max else None)
         iops = self.rate_ios / rate_seconds if rate_seconds else 0.0
         target = info.target_iops
+        if info.target_steps and rate_seconds:
+            target = self.target_ios / rate_seconds or None
         tolerance = 0.0
         if target and rate_seconds and not info.closed:
             # Poisson arrivals: 95 % prediction band (X-Ray's 1.96·√λ); even pacing: each job

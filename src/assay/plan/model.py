@@ -103,7 +103,7 @@ class Plan:
     @property
     def components(self) -> list[ComponentInfo]:
         return [ComponentInfo(c.component, c.target_iops, c.poisson, c.start_s, c.end_s,
-                              s.transactional, len(c.jobs))
+                              s.transactional, len(c.jobs), target_steps=c.target_steps)
                 for s in self.streams for c in s.components]
 
     @property

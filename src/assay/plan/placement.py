@@ -199,7 +199,9 @@ def place(plan: Plan, hosts: list[Host]) -> tuple[Plan, dict[str, dict[str, str]
             if c.target_iops:
                 c.target_iops *= total[s.workload]
     cluster = ClusterPlan(host_plans, skew_limit(plan.scenario.thresholds))
-    note = "not computed in cluster runs (per-IO logs are kept on each host)"
+    note = ("not computed in a cluster run: it needs each IO's issue time from fio's issue "
+            "logs, and those stay on each host (read back over SSH as fio writes them, they "
+            "would cost the hosts' links and this machine's CPU); latency is from submission")
     return replace(plan, streams=streams, cluster=cluster, intended_note=note), jobfiles
 
 

@@ -126,7 +126,10 @@ def load(name: str, root: Path | None = None) -> Lab:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        known = ", ".join(lab.name for lab in list_labs(root)) or "none"
+        base = root or lab_root()  # lab clusters too (cluster.json): "none" only when none
+        known = ", ".join(sorted([lab.name for lab in list_labs(root)] + (
+            [d.name for d in base.iterdir() if (d / "cluster.json").exists()]
+            if base.is_dir() else []))) or "none"
         raise UserError(f"no lab {name!r} in {root or lab_root()} (labs: {known}; "
                         f"`assay lab create`)") from None
     except (OSError, ValueError) as e:

@@ -39,7 +39,10 @@ from assay.platforms.labcluster_teardown import destroy, host_fail, host_recover
 
 STATE = "cluster.json"
 MAX_HOSTS = 32
-DEFAULT_SIZE = 256 << 20
+# each host's filesystem (a sparse image: only what is written takes space): room for the
+# built-in cluster scenarios' per-host dataset (oltp-cluster, node-failure: 4 GiB) and the
+# margin a run keeps free (tests/cluster/test_space.py keeps the two in step)
+DEFAULT_SIZE = 5 << 30
 SSHD = "/usr/sbin/sshd"
 SSHD_CONFIG = """\
 ListenAddress {address}:22
@@ -240,7 +243,7 @@ def _make_host(c: Cluster, h: ClusterHost) -> str:
     c.save()
     h.loop = _attach(Path(h.image))
     c.save()
-    _sh(["mkfs.ext4", "-q", "-F", "-L", f"assay-{h.name}", h.loop], "mkfs.ext4")
+    _sh(["mkfs.ext4", "-q", "-F", "-m", "0", "-L", f"assay-{h.name}", h.loop], "mkfs.ext4")
     h.mountpoint = str(hd / "mnt")
     Path(h.mountpoint).mkdir(exist_ok=True)
     _sh(["mount", h.loop, h.mountpoint], "mount")

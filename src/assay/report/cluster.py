@@ -3,12 +3,16 @@ line per host (each graded on its own `each_host.` thresholds)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from assay.report.downsample import envelope_xy
+from assay.report.rundata import CHART_METRICS, MAX_POINTS, MIN_DT
 from assay.results.record import RunRecord
+from assay.results.rundir import read_ndjson
 from assay.scenario.units import format_latency_ms
 
 
@@ -51,6 +55,35 @@ def cluster_data(run: RunRecord) -> dict[str, Any] | None:
             "lost": lost, "rows": host_rows(run)}
 
 
+def host_io(run_dir: Path, max_points: int = MAX_POINTS) -> dict[str, dict[str, Any]]:
+    """host -> component -> metric -> [[t...], [v...]] from host_series.ndjson, downsampled:
+    each host's own line in the report's per-host charts (a lost host's ends at its loss:
+    it has no rows after it)."""
+    path = run_dir / "host_series.ndjson"
+    if not path.exists():
+        return {}
+    cols: dict[str, dict[str, dict[str, list[Any]]]] = {}
+    for row in read_ndjson(path):
+        t, dt = row.get("t"), row.get("dt")
+        if not isinstance(t, int | float) or (isinstance(dt, int | float) and dt < MIN_DT):
+            continue  # fio's closing stub is no second (rundata.chart_series)
+        c = cols.setdefault(str(row.get("host")), {}).setdefault(
+            str(row.get("c")), {k: [] for k in ("t", *CHART_METRICS)})
+        c["t"].append(t)
+        for m in CHART_METRICS:
+            v = row.get(m)
+            c[m].append(v if isinstance(v, int | float) else None)
+    out: dict[str, dict[str, Any]] = {}
+    for host, comps in cols.items():
+        out[host] = {}
+        for comp, data in comps.items():
+            out[host][comp] = {}
+            for m in CHART_METRICS:
+                xs, ys = envelope_xy(data["t"], data[m], max_points)
+                out[host][comp][m] = [[round(x, 3) for x in xs], ys]
+    return out
+
+
 def print_cluster(console: Console, run: RunRecord, per_host: bool = True) -> None:
     c = cluster_of(run)
     if not c:
@@ -71,6 +104,9 @@ def print_cluster(console: Console, run: RunRecord, per_host: bool = True) -> No
     for host, v in lost.items():
         console.print(f"[yellow]host lost:[/] {host} at {v.get('t')}s in {v.get('phase')}: "
                       f"{v.get('reason')}")
+    if run.intended_latency and not any(s.intended for s in run.stats.values()) and \
+            any(s.target_iops for s in run.stats.values()):  # why no "p99 from due" column
+        console.print(f"[dim]p99 from the due time: {run.intended_latency}[/]")
     if not per_host:
         return
     t = Table(title="Hosts (each graded on its own)", title_justify="left", show_edge=False,

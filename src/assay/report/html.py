@@ -16,7 +16,7 @@ from typing import Any
 
 from assay import __version__
 from assay.report import rundata
-from assay.report.cluster import cluster_data
+from assay.report.cluster import cluster_data, host_io
 from assay.report.diff import flatten
 from assay.report.platform import platform_data
 from assay.report.salvage import measured, shout, status_label
@@ -89,6 +89,7 @@ def run_data(run_dir: Path, run: RunRecord) -> dict[str, Any]:
         "host_stats": run.hosts,
         "cluster": cluster_data(run),
         "platform": platform_data(run_dir),
+        "host_io": host_io(run_dir) if cluster_data(run) else {},
         "integrity": run.integrity,
         "bands": rundata.xray_bands(run),
         # as stored: the report lists the facts the run recorded, no defaults

@@ -86,6 +86,8 @@ def fio_outcome(rc: int, fio: FioRun) -> tuple[str, str]:
         tail = fio.stderr_tail()
         if "No space left on device" in tail:
             return "aborted", f"the target ran out of space during the run: {tail}"
+        if getattr(fio, "session_ended", False):  # ssh's 255: not fio's status
+            return "aborted", f"the SSH session ended (ssh exit status 255): {tail}"
         return "aborted", f"fio exited with status {rc}: {tail}"
     doc = fio.last_doc or {}
     errors = [f"{j.get('jobname')}: error {j.get('error')}" for j in doc.get("jobs", [])

@@ -47,6 +47,7 @@ PREPARE = (
     't=$(mktemp -p "$d" .assay-probe.XXXXXX) || exit 3; rm -f -- "$t"; '
     'for s; do mkdir -p -- "$d/$s" || exit 3; done'
 )
+ECHO = 'while read -r l; do echo "$l"; done'  # ping: each line back, nothing spawned
 LIST_LOGS = 'cd -- "$1" && for f in *_lat.*.log; do [ -f "$f" ] && printf "%s\\n" "$f"; done; :'
 
 
@@ -65,6 +66,7 @@ class SshRunner:
         self._anchor: subprocess.Popen[bytes] | None = None
         self._remote: str | None = None
         self._runs: list[SshFioRun] = []
+        self._echo: subprocess.Popen[bytes] | None = None  # ping's session
 
     def __enter__(self) -> SshRunner:
         return self
@@ -189,6 +191,7 @@ class SshRunner:
 
     def close(self) -> None:
         """Stop what still runs there, remove the remote run directory, end the connection."""
+        self._end_echo()
         for run in self._runs:
             if run.running:
                 run.stop(grace=5)
@@ -203,6 +206,7 @@ class SshRunner:
 
     def abandon(self) -> None:
         """close() for a host that is gone: our ssh processes end, nothing is asked of it."""
+        self._end_echo()
         for run in self._runs:
             run.abandon()
         self._runs.clear()
@@ -214,6 +218,38 @@ class SshRunner:
             self._remote = None
         if self._own_ssh:
             self.ssh.close()
+
+    def _end_echo(self) -> None:
+        if self._echo is not None:
+            self._echo.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._echo.wait(timeout=5)
+            self._echo = None
+
+    def ping(self, timeout: float) -> bool:
+        """Does the host answer, within `timeout`? A line sent down a session kept open for
+        this (a shell echoing it back, nothing spawned per ping): cheap on a busy machine,
+        and a cut link answers nothing. One ping at a time."""
+        import select
+
+        try:
+            if self._echo is None or self._echo.poll() is not None:
+                self.ssh.connect()  # the shell reads our stdin: it ends when we close it
+                self._echo = subprocess.Popen(self.ssh.argv(["sh", "-c", ECHO]),
+                                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                              stderr=subprocess.DEVNULL, start_new_session=True)
+            assert self._echo.stdin is not None and self._echo.stdout is not None
+            self._echo.stdin.write(b"p\n")
+            self._echo.stdin.flush()
+            ready, _, _ = select.select([self._echo.stdout], [], [], timeout)
+            if ready and self._echo.stdout.readline():
+                return True
+        except (OSError, SshError):
+            pass
+        if self._echo is not None:  # no answer: that session is no use any more
+            self._echo.kill()
+            self._echo = None
+        return False
 
     def _in_dir(self, *argv: str) -> list[str]:
         return ["sh", "-c", 'cd -- "$1" && shift && exec "$@"', "assay-cd", self.remote_dir,

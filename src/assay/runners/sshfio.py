@@ -9,6 +9,9 @@ killed even by SIGKILL). The script:
   integer nanoseconds (`date +%s%N`), in two steps (to 0.1 s before, then the rest), so
   hosts started with the same instant begin within a few milliseconds;
 - reports on stderr when fio starts (the host's clock) and its pid, then fio's exit status;
+- says it is alive on stderr twice a second (a line apart from fio's big json+ dumps, read
+  by a thread of its own: the run's loss detector hears a cut host go quiet within 0.5 s
+  even when parsing the dumps lags on a busy controller);
 - guards fio's job processes: fio forks them and each calls setsid, so ending a group does
   not reach them. fio runs in a session of its own; a guard notes its children twice a
   second and, when the session ends (the script's group gets SIGTERM), freezes fio (no new
@@ -38,6 +41,7 @@ if TYPE_CHECKING:
     from assay.runners.ssh import SshRunner
 
 MARK = "assay-remote:"
+SSH_FAILED = 255  # ssh's exit status when the session itself failed
 # $1 the remote run directory, $2 the instant in epoch nanoseconds (0: now), then fio's argv
 START = (
     'cd -- "$1" || exit 125; at=$2; shift 2; '
@@ -50,14 +54,17 @@ START = (
     # cannot end, orphaning job processes it just forked, before the guard has listed them
     't=$(date +%s.%N); setsid "$@" & f=$!; '
     f'echo "{MARK} started=$t pid=$f" >&2; '
-    '( trap \'kill -STOP "$f" 2>/dev/null; k=$(pgrep -d " " -P "$f") && kids="$kids $k"; '
-    'kill -KILL "$f" $kids 2>/dev/null; exit 0\' TERM; '
-    'kids=""; while kill -0 "$f" 2>/dev/null; do '
-    'k=$(pgrep -d " " -P "$f") && kids=$k; sleep 0.5; done ) >/dev/null 2>&1 & g=$!; '
+    # the guard's heartbeat going nowhere (the session gone) ends fio as its TERM does;
+    # SIGPIPE ignored, or it would kill the guard first
+    '( end() { kill -STOP "$f" 2>/dev/null; k=$(pgrep -d " " -P "$f") && kids="$kids $k"; '
+    'kill -KILL "$f" $kids 2>/dev/null; exit 0; }; trap end TERM; trap "" PIPE; '
+    'kids=""; while kill -0 "$f" 2>/dev/null; do k=$(pgrep -d " " -P "$f") && kids=$k; '
+    f'echo "{MARK} alive" >&2 2>/dev/null || end; sleep 0.5; done ) >/dev/null & g=$!; '
     'wait "$f"; rc=$?; kill -KILL "$g" 2>/dev/null; '
     f'echo "{MARK} exit=$rc" >&2; exit "$rc"'
 )
-REPORT = re.compile(rf"^{MARK} (started=(?P<t>[0-9.]+) pid=(?P<pid>\d+)|exit=(?P<rc>\d+))$")
+REPORT = re.compile(rf"^{MARK} (started=(?P<t>[0-9.]+) pid=(?P<pid>\d+)|exit=(?P<rc>\d+)"
+                    rf"|(?P<alive>alive))$")
 
 
 class SshFioRun:
@@ -76,6 +83,7 @@ class SshFioRun:
         self._started: float | None = None
         self._reported = threading.Event()  # fio started, or the session ended before it
         self.pid: int | None = None  # fio's pid on the host
+        self.last_beat = 0.0  # time.monotonic() of the host's last heartbeat (twice a second)
         self.remote_rc: int | None = None  # fio's exit status, as the host reported it
         assert proc.stdout is not None and proc.stderr is not None
         self._readers = [threading.Thread(target=self._read_out, args=(proc.stdout,),
@@ -133,7 +141,9 @@ class SshFioRun:
             keep = None
         for line in err:
             m = REPORT.match(line.decode("utf-8", errors="replace").rstrip("\n"))
-            if m and m.group("t"):
+            if m and m.group("alive"):
+                self.last_beat = time.monotonic()
+            elif m and m.group("t"):
                 self._started, self.pid = float(m.group("t")), int(m.group("pid"))
                 self._reported.set()
             elif m:
@@ -204,6 +214,12 @@ class SshFioRun:
         if 128 < self.remote_rc < 128 + 65:  # sh's status of a process killed by a signal
             return 128 - self.remote_rc
         return self.remote_rc
+
+    @property
+    def session_ended(self) -> bool:
+        """The SSH session ended before the host reported fio's end (ssh's own status 255:
+        the connection dropped, the host went away): fio's status is unknown."""
+        return self.remote_rc is None and self._proc.poll() == SSH_FAILED
 
     def stderr_tail(self, lines: int = 5) -> str:
         try:

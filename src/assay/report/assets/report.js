@@ -135,6 +135,40 @@
     });
     return group;
   }
+  // a cluster run: each host's own lines, a colour per host, a dash per component; one
+  // legend entry per host and component switches it (a lost host's line ends at its loss)
+  var DASHES = [[], [6, 3], [2, 2], [8, 3, 2, 3]];
+  function hostIoCharts(bands, events) {
+    var hosts = Object.keys(data.host_io || {});
+    if (!hosts.length) return null;
+    add(app, "h3", null, "Per host").id = "per-host-charts";
+    var lost = (data.cluster && data.cluster.lost) || {};
+    add(app, "p", "hint", "Each host's own series, on the cluster's clock: a colour per host, a dash per component; click a legend entry to hide or show it." +
+      (Object.keys(lost).length ? " A lost host's line ends at its loss (" + Object.keys(lost).map(function (h) { return h + " at " + lost[h].t + " s"; }).join(", ") + ")." : ""));
+    var items = [], comps = {};
+    hosts.forEach(function (h, hi) {
+      Object.keys(data.host_io[h]).forEach(function (c) {
+        if (!(c in comps)) comps[c] = Object.keys(comps).length;
+        items.push({ key: h + "|" + c, label: h + " " + c + (lost[h] ? " (lost)" : ""),
+          color: C.PALETTE[hi % C.PALETTE.length], dash: DASHES[comps[c] % DASHES.length] });
+      });
+    });
+    var group = new C.Group(items);
+    group.legend(app).id = "per-host-legend";
+    var grid = add(app, "div", "charts");
+    METRICS.forEach(function (m) {
+      var series = [];
+      hosts.forEach(function (h) {
+        Object.keys(data.host_io[h]).forEach(function (c) {
+          var s = data.host_io[h][c][m.key];
+          if (s) series.push({ key: h + "|" + c, x: s[0], y: s[1] });
+        });
+      });
+      new C.Chart(group, grid, { id: "per-host-" + m.key, title: m.title + ", per host", fmt: m.fmt, log: m.log,
+        allowLog: true, xKind: "time", series: series, bands: bands, events: events });
+    });
+    return group;
+  }
   function integrity(d) {
     add(app, "h2", null, "Data integrity").id = "integrity";
     var st = d.settings || {}, files = d.files || [];
@@ -273,6 +307,10 @@
       return { key: c, lo: data.bands[c][0], hi: data.bands[c][1], color: col[c] || "#999" };
     }));
     if (Object.keys(data.bands || {}).length) add(app, "p", "hint", "Tinted band on the IOPS chart: X-Ray's 95 % band around each fixed-rate component's target, target ± 1.96·√target per 1 s sample.");
+    var lostHosts = Object.keys((data.cluster && data.cluster.lost) || {});
+    if (lostHosts.length) add(app, "p", "hint n-minus-1", "After " + lostHosts.map(function (h) { return h + "'s loss at " + data.cluster.lost[h].t + " s"; }).join(", ") +
+      ", each component's target is the surviving hosts' share (N-1): the IOPS drop there is the lost host's load leaving, graded against the survivors' target, not a shortfall.");
+    hostIoCharts(data.phases, data.steps);
     if (data.platform) platformSection(data.platform, data.phases, data.steps);
     var hgroup = hostCharts(data.phases, data.steps);
 

@@ -1,0 +1,117 @@
+"""Cluster runs counted and refused right, fast (recorded real fio through ReplayRunner; the
+same paths on real hosts: tests/cluster/test_lab_first_run.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assay.cluster.group import _facts, _space
+from assay.exitcodes import UserError
+from assay.plan.build import plan_text
+from assay.runners import ReplayRunner
+from assay.runners.base import CommandResult
+from assay.scenario.yamlsource import ScenarioInvalid
+from tests.cluster.test_group import REPLAY, hosts_in, run
+
+
+def test_each_host_and_start_skew_verdicts_are_counted(tmp_path: Path) -> None:
+    text = (REPLAY / "scenario.yaml").read_text() + \
+        '  each_host.db.data.read.lat_p99: "< 1us"\n' \
+        '  each_host.db.data.read.iops: "> 0"\n'
+    hosts = hosts_in(tmp_path, ["n1", "n2", "n3"])
+    plan = plan_text(text, str(REPLAY / "scenario.yaml"), hosts=hosts)
+    out, rec = run(plan, tmp_path, lambda h, w: ReplayRunner(REPLAY / "steady", h, w))
+    assert out.status == "failed"
+    merged = rec["thresholds"]
+    graded = rec["cluster"]["graded"]
+    per_host = [t for g in graded.values() for t in g["thresholds"]]
+    assert len(per_host) == 6  # 2 per host
+    assert rec["verdict"]["failed"] == sum(not t["passed"] for t in merged + per_host) >= 3
+    assert rec["verdict"]["passed"] == sum(t["passed"] for t in merged + per_host) >= 3
+
+
+def test_target_throttle_is_refused_in_a_cluster_plan_naming_the_field(tmp_path: Path) -> None:
+    text = (REPLAY / "scenario.yaml").read_text().replace(
+        "workloads:", "target:\n  throttle: [{device: /dev/loop0, read_iops: 100}]\nworkloads:")
+    plan_text(text, "t.yaml")  # a local run takes it
+    with pytest.raises(ScenarioInvalid) as e:
+        plan_text(text, "t.yaml", hosts=hosts_in(tmp_path, ["n1", "n2"]))
+    said = str(e.value)
+    assert "target.throttle" in said and "t.yaml:" in said and "cluster run" in said
+
+
+def test_host_facts_are_numbers_and_unknowns_are_left_out() -> None:
+    facts = _facts(CommandResult(0, "Linux 6.1.0\n2\n25276100608\next4\n-\n0\n", ""))
+    assert facts == {"kernel": "Linux 6.1.0", "cpus": 2, "mem_bytes": 25276100608,
+                     "fs": "ext4", "existing_bytes": 0}
+
+
+def test_a_host_short_of_space_is_refused_with_its_figures() -> None:
+    facts = {"free_bytes": 200 << 20, "existing_bytes": 10 << 20}
+    with pytest.raises(UserError) as e:
+        _space("n2", "/mnt/assay", facts, 4 << 30)
+    assert "n2: not enough free space at /mnt/assay" in str(e.value)
+    assert "need 4GiB" in str(e.value) and "200MiB is free" in str(e.value)
+    _space("n1", "/mnt/assay", {"free_bytes": 5 << 30, "existing_bytes": 0}, 4 << 30)
+    _space("n1", "/mnt/assay", {"free_bytes": 100 << 20, "existing_bytes": 4 << 30}, 4 << 30)
+
+
+def test_the_summary_says_why_a_cluster_run_has_no_p99_from_due(tmp_path: Path) -> None:
+    import io
+
+    from rich.console import Console
+
+    from assay.report.terminal import print_summary
+    from assay.results.rundir import read_record
+
+    plan = plan_text((REPLAY / "scenario.yaml").read_text(), str(REPLAY / "scenario.yaml"),
+                     hosts=hosts_in(tmp_path, ["n1", "n2"]))
+    out, rec = run(plan, tmp_path, lambda h, w: ReplayRunner(REPLAY / "steady", h, w))
+    assert rec["intended_latency"].startswith("not computed in a cluster run: it needs each "
+                                              "IO's issue time")
+    text = io.StringIO()
+    print_summary(Console(file=text, width=200), read_record(out.run_dir), out.run_dir)
+    said = text.getvalue()
+    assert "p99 from due" not in said
+    assert "p99 from the due time: not computed in a cluster run" in said
+
+
+def test_after_a_loss_the_target_and_percentage_are_the_survivors(tmp_path: Path) -> None:
+    text = (REPLAY / "scenario.yaml").read_text()
+    plan = plan_text(text, str(REPLAY / "scenario.yaml"),
+                     hosts=hosts_in(tmp_path, ["n1", "n2", "n3"], shared=True))
+    recordings = {"n1": "steady", "n2": "steady", "n3": "died"}
+    out, rec = run(plan, tmp_path, lambda h, w: ReplayRunner(REPLAY / recordings[h], h, w))
+    lost_t = rec["cluster"]["lost"]["n3"]["t"]
+    read = rec["stats"]["db.data.read"]
+    full = 3 * 400 * 0.7  # three instances of 280 read IO/s
+    start, end = rec["measured_window_s"]
+    # the time-weighted target: three hosts' until the loss, two hosts' after it
+    expected = (full * (max(lost_t, start) - start) + full * 2 / 3 * (end - max(lost_t, start))) \
+        / (end - start)
+    assert lost_t < end and read["target_iops"] < full * 0.99
+    assert abs(read["target_iops"] - expected) < full * 0.05, (read["target_iops"], expected)
+    assert read["achieved_pct"] > 95  # the survivors kept their rate: not a red 70 %
+    rate = [t for t in rec["thresholds"] if t["metric"] == "iops"]
+    assert rate and all(t["passed"] for t in rate), rate
+
+
+def test_the_merged_series_and_each_hosts_are_on_one_clock(tmp_path: Path) -> None:
+    from assay.results.rundir import read_ndjson
+
+    plan = plan_text((REPLAY / "scenario.yaml").read_text(), str(REPLAY / "scenario.yaml"),
+                     hosts=hosts_in(tmp_path, ["n1", "n2", "n3"], shared=True))
+    recordings = {"n1": "steady", "n2": "gap", "n3": "steady"}
+    out, rec = run(plan, tmp_path, lambda h, w: ReplayRunner(REPLAY / recordings[h], h, w))
+    merged = {r["t"] for r in read_ndjson(out.run_dir / "samples.ndjson")}
+    for h in ("n1", "n2", "n3"):  # a host's first second ends when its jobs had run one
+        own = sorted({r["t"] for r in read_ndjson(out.run_dir / "host_samples.ndjson")
+                      if r["host"] == h})
+        assert len(own) > 4 and set(own[1:]) <= merged, (h, own, sorted(merged))
+    # so a host's rate and the cluster's are over the same seconds: they add up
+    start, end = rec["measured_window_s"]
+    hosts = sum(s["iops"] for g in rec["cluster"]["graded"].values()
+                for c, s in g["stats"].items() if c == "db.data.read")
+    assert abs(rec["stats"]["db.data.read"]["iops"] - hosts) <= 0.005 * hosts, hosts
