@@ -40,6 +40,7 @@ from assay.exitcodes import UserError
 from assay.hosts.check import FIO_MIN, fio_version
 from assay.plan import RUN_JOB, Plan
 from assay.plan.model import variables
+from assay.platforms import rbdjobs
 from assay.results.rundir import RunDir
 from assay.runners.base import CommandResult, Document, FioRun, Runner
 from assay.scenario.units import format_size
@@ -154,7 +155,8 @@ class RunnerGroup:
             raise UserError(f"{name}: {dirs} holds files assay did not create there; move "
                             f"them away, or give --force to write over them")
         runner.prepare(Path(target), hp.subdirs)  # unwritable: said before its space
-        _space(name, target, facts, sum(size for _, size in hp.files))
+        if not rbdjobs.on_rbd(self.plan.scenario.target):  # RBD images hold no host files
+            _space(name, target, facts, sum(size for _, size in hp.files))
         mark = runner.run(["sh", "-c", MARK, "assay-mark", target, *hp.subdirs])
         if mark.returncode != 0:
             raise UserError(f"{name}: cannot write to the target {target}: "
