@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.metrics.histogram import Histogram
+from assay.metrics.training import Training
 
 DIRECTIONS = ("read", "write")
 
@@ -112,6 +113,7 @@ class ComponentSpec:
     poisson: bool = False
     start_s: float = 0.0  # when its load starts (phases of a micro-benchmark)
     end_s: float | None = None  # when it ends, if before the run does
+    training: Training | None = None  # simulated accelerators fed by it (ai-training)
 
 
 class Sampler:

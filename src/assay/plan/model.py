@@ -94,7 +94,7 @@ class Plan:
     @property
     def components(self) -> list[ComponentInfo]:
         return [ComponentInfo(c.component, c.target_iops, c.poisson, c.start_s, c.end_s,
-                              s.transactional, len(c.jobs))
+                              s.transactional, len(c.jobs), training=c.training)
                 for s in self.streams for c in s.components]
 
     @property

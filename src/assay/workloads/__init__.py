@@ -8,7 +8,18 @@ from typing import Any, Protocol, TypeVar
 
 from assay.plugins import Registry, lacks
 from assay.scenario.models import WorkloadBase
-from assay.workloads import backup, dss, exchange, fio, hcibench, micro, oltp, postgres, vdi
+from assay.workloads import (
+    ai_training,
+    backup,
+    dss,
+    exchange,
+    fio,
+    hcibench,
+    micro,
+    oltp,
+    postgres,
+    vdi,
+)
 from assay.workloads.base import BuildContext, Stream
 
 P = TypeVar("P", bound=WorkloadBase)
@@ -43,6 +54,7 @@ register("micro", micro)
 register("fio", fio)
 register("hcibench", hcibench)
 register("postgres", postgres)
+register("ai-training", ai_training)
 
 
 def get(name: str) -> WorkloadKind[Any]:
