@@ -114,6 +114,7 @@ class ComponentSpec:
     start_s: float = 0.0  # when its load starts (phases of a micro-benchmark)
     end_s: float | None = None  # when it ends, if before the run does
     training: Training | None = None  # simulated accelerators fed by it (ai-training)
+    timed: bool = False  # graded by how long its bursts take (a checkpoint's save, restore)
 
 
 class Sampler:

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from assay.metrics.bursts import Bursts
 from assay.metrics.histogram import Histogram
 from assay.metrics.training import AcceleratorClock, Training
 
@@ -35,6 +36,7 @@ class ComponentInfo:
     jobs: int = 1  # fio jobs that feed it: each can be one IO early or late at a window edge
     closed: bool = False  # closed loop with a target (Jetstress' threads): no pacing slack
     training: Training | None = None  # simulated accelerators fed by it (ai-training)
+    timed: bool = False  # graded by how long its bursts take (a checkpoint's save, restore)
 
     @property
     def workload(self) -> str:
@@ -71,6 +73,7 @@ class Stats:
     iops_median: float | None = None  # median of the 1 s samples (X-Ray's charts)
     lat_avg_median_ms: float | None = None  # median of the 1 s average latencies
     training: dict[str, float | None] | None = None  # au, samples_s, batch waits (ai-training)
+    bursts: dict[str, float | None] | None = None  # busy_max_s, busy_gbps (checkpoints)
 
     @property
     def achieved_pct(self) -> float | None:
@@ -92,6 +95,8 @@ class Stats:
             return self.iops_median
         if name in TRAINING_METRICS:
             return (self.training or {}).get(name)
+        if name in BURST_METRICS:
+            return (self.bursts or {}).get(BURST_METRICS[name])
         if name.startswith("lat_intended_"):
             return (self.intended or {}).get(f"{name}_ms")
         value = getattr(self, f"{name}_ms")
@@ -120,6 +125,8 @@ def sample_bins(sample: dict[str, Any]) -> dict[str, int]:
 
 
 TRAINING_METRICS = ("au", "au_min", "samples_s", "batch_wait_p50", "batch_wait_p99")
+BURST_METRICS = {"save_s": "busy_max_s", "restore_s": "busy_max_s", "save_gbps": "busy_gbps",
+                 "restore_gbps": "busy_gbps"}
 SAMPLE_S = 15.0  # Jetstress' LogInterval (JetstressConfig.xml: 15000 ms)
 MIN_RATE_DT = 0.5  # s: fio's closing stub interval says little about the rate
 
@@ -189,6 +196,7 @@ class Accumulator:
         self.second_iops = RunningMedian()
         self.second_lat = RunningMedian()
         self.clock = AcceleratorClock(info.training) if info.training else None
+        self.bursts = Bursts() if info.timed else None
 
     def add(self, s: dict[str, Any]) -> bool:
         """Count a sample of this component if it lies in the window; True when it did."""
@@ -219,6 +227,8 @@ class Accumulator:
         self.hist.add(Histogram.from_fio(sample_bins(s)))
         if self.clock is not None:
             self.clock.add(s["bytes"], s["dt"])
+        if self.bursts is not None:
+            self.bursts.add(s["ios"], s["bytes"], s["dt"])
         middle = s["t"] - s["dt"] / 2
         w = self.windows.setdefault(int(max(middle - self.lo, 0.0) // SAMPLE_S), [0.0, 0, 0.0])
         w[0] += s["lat_sum_ns"]
@@ -260,7 +270,8 @@ class Accumulator:
             lat_max_ms=ns_to_ms(lat_max), target_iops=target, behind_max_s=self.behind,
             rate_tolerance=tolerance, lat_max_sample_ms=self.max_sample_ms(),
             iops_median=self.second_iops.value(), lat_avg_median_ms=self.second_lat.value(),
-            training=self.clock.figures() if self.clock is not None else None)
+            training=self.clock.figures() if self.clock is not None else None,
+            bursts=self.bursts.figures() if self.bursts is not None else None)
 
 
 def aggregate(info: ComponentInfo, samples: Iterable[dict[str, Any]], start: float,

@@ -94,7 +94,8 @@ class Plan:
     @property
     def components(self) -> list[ComponentInfo]:
         return [ComponentInfo(c.component, c.target_iops, c.poisson, c.start_s, c.end_s,
-                              s.transactional, len(c.jobs), training=c.training)
+                              s.transactional, len(c.jobs), training=c.training,
+                              timed=c.timed)
                 for s in self.streams for c in s.components]
 
     @property

@@ -11,6 +11,7 @@ from assay.scenario.models import WorkloadBase
 from assay.workloads import (
     ai_training,
     backup,
+    checkpoint,
     dss,
     exchange,
     fio,
@@ -55,6 +56,7 @@ register("fio", fio)
 register("hcibench", hcibench)
 register("postgres", postgres)
 register("ai-training", ai_training)
+register("checkpoint", checkpoint)
 
 
 def get(name: str) -> WorkloadKind[Any]:
