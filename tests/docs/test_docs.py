@@ -16,7 +16,7 @@ def yaml_blocks(path: Path) -> list[str]:
 
 
 EXAMPLES = [(p.name, i, b) for p in [README, DOCS / "scenarios.md", DOCS / "integrity.md",
-                                   DOCS / "ai.md"]
+                                   DOCS / "ai.md", DOCS / "files.md"]
             for i, b in enumerate(yaml_blocks(p))]
 
 

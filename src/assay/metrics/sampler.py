@@ -93,6 +93,8 @@ def _ms(ns: float | None, scale: float = 1e-6) -> float | None:
 def _direction(job: dict[str, Any], d: str) -> Cumulative:
     part = job.get(d) or {}
     lat = part.get("lat_ns") or {}
+    if not lat.get("N") and (part.get("clat_ns") or {}).get("N"):
+        lat = part["clat_ns"]  # fio's file engines (filecreate, filestat, ...) time clat only
     hist_src = lat if "bins" in lat else (part.get("clat_ns") or {})
     n = int(lat.get("N") or 0)
     return Cumulative(

@@ -107,6 +107,11 @@ class Plan:
         return list(seen.items())
 
     @property
+    def file_sets(self) -> dict[str, int]:
+        """Files that are sets of small files (a fio filename_format) -> how many."""
+        return {f.name: f.count for s in self.streams for f in s.files if f.count > 1}
+
+    @property
     def dataset_bytes(self) -> int:
         return sum(size for _, size in self.files)
 
@@ -175,9 +180,15 @@ def prefill_jobs(plan: Plan) -> list[FioJob]:
     """Sequential 1 MiB writes of each file with its workload's data pattern; one section per
     file, so a run writes only the stale ones (fio --section) from the same job file."""
     data_opts = {f.name: _write_data_options(s) for s in plan.streams for f in s.files}
+    sets = plan.file_sets
     return [FioJob(f"{PREFILL_PREFIX}{name}", {
         "filename": name, "size": size, "rw": "write", "bs": "1m", "iodepth": 8,
         **data_opts.get(name, {}),
+    } if name not in sets else {
+        # a set of small files: one job lays them all out, one at a time
+        "filename_format": name, "nrfiles": sets[name], "filesize": size // sets[name],
+        "size": size, "openfiles": 1, "rw": "write", "bs": min(1 << 20, size // sets[name]),
+        "iodepth": 8, **data_opts.get(name, {}),
     }) for name, size in plan.files]
 
 

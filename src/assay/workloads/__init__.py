@@ -19,6 +19,7 @@ from assay.workloads import (
     micro,
     oltp,
     postgres,
+    swbuild,
     vdi,
 )
 from assay.workloads.base import BuildContext, Stream
@@ -57,6 +58,7 @@ register("hcibench", hcibench)
 register("postgres", postgres)
 register("ai-training", ai_training)
 register("checkpoint", checkpoint)
+register("swbuild", swbuild)
 
 
 def get(name: str) -> WorkloadKind[Any]:
