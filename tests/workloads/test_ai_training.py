@@ -36,10 +36,12 @@ def test_unet3d_on_h100_reads_seven_140mib_samples_every_0_323_s() -> None:
     assert c.target_iops == pytest.approx(demand / MiB)
     # every reader reads its own share of the files, whole files one after another
     names = [n for j in jobs for n in str(j.options["filename"]).split(":")]
-    assert len(names) == len(set(names)) == len(p.files)
+    assert len(names) == len(set(names)) == p.file_count
+    # the sample files are one set, laid out by one prefill job
+    assert p.file_sets == {"train.data.$filenum.npz": p.file_count}
     assert {j.options["file_service_type"] for j in jobs} == {"sequential"}
     # default data set: 5 x the memory given, in whole sample files
-    assert p.dataset_bytes >= 5 * (1 << 30) and len(p.files) == -(-5 * 1024 // 140)
+    assert p.dataset_bytes >= 5 * (1 << 30) and p.file_count == -(-5 * 1024 // 140)
 
 
 def test_presets_carry_dlios_published_parameters() -> None:

@@ -8,13 +8,17 @@ the accelerators against the bytes fio actually delivered in each status interva
 
     queue  += bytes / batch_bytes                         batches ready
     done    = min(queue, accelerators × dt / compute_s)   batches computed this interval
-    queue   = min(queue - done, prefetch)                  DLIO's readers stop at a full queue
+    queue   = min(queue - done, slack)
     AU      = Σ done × compute_s / (accelerators × Σ dt)
 
-The queue starts full, as DLIO's is once its readers have run ahead, and the seconds before
-the graded window (the warm-up) are played too but not counted: a storage too slow for the
-demand has drained the queue by then (given a warm-up of at least prefetch × compute time),
-one fast enough keeps it full, so a second of jitter costs no AU, as in DLIO.
+fio's readers are paced at the demand, so they cannot run ahead of the accelerators as
+DLIO's readers do (up to its prefetch queue); a batch that fio delivers a little late would
+have been waiting in DLIO's queue. So the queue starts with `slack` batches (1 s of demand,
+never more than DLIO's prefetch depth) and holds no more: a storage that keeps the schedule
+within that slack costs no AU, one that falls behind drains it and the accelerators wait.
+The seconds before the graded window (the warm-up) are played too but not counted, so a
+slow storage has used up the slack before grading starts (the plan says how long a warm-up
+that takes).
 
 A batch's wait is the idle time of its accelerator divided by the batches it computed in that
 interval (an interval with none carries its idle time to the next batch). It is a fluid model
@@ -35,7 +39,7 @@ class Training:
     batch_bytes: float  # bytes of one batch (batch size × sample bytes)
     compute_s: float  # seconds of compute per batch per accelerator
     sample_bytes: float
-    prefetch: float  # batches the readers may hold ready, all accelerators together
+    prefetch: float  # slack: batches that may arrive late, all accelerators (<= DLIO's queue)
     au_target: float  # percent: MLPerf Storage's pass level for the model
 
     @property

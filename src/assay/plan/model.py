@@ -107,6 +107,12 @@ class Plan:
         return list(seen.items())
 
     @property
+    def file_count(self) -> int:
+        """Files of the data set, the members of sets of small files counted one by one."""
+        sets = self.file_sets
+        return sum(sets.get(name, 1) for name, _ in self.files)
+
+    @property
     def file_sets(self) -> dict[str, int]:
         """Files that are sets of small files (a fio filename_format) -> how many."""
         return {f.name: f.count for s in self.streams for f in s.files if f.count > 1}
@@ -162,7 +168,7 @@ def _run_jobfile(plan: Plan) -> str:
     device = plan.scenario.target.device
     header = (f"assay run of scenario {plan.name!r}: {format_duration(plan.warmup)} warm-up + "
               f"{format_duration(plan.duration)} measured\n"
-              f"dataset {format_size(plan.dataset_bytes)} in {len(plan.files)} files"
+              f"dataset {format_size(plan.dataset_bytes)} in {plan.file_count} files"
               + (f" laid out on {device}" if device else "") + f"\n{VARIABLES_NOTE}")
     glob: Options = {
         **_global_options(plan),

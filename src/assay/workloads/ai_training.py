@@ -116,14 +116,13 @@ def host_memory() -> int:
 
 
 def file_count(p: Params, s: Shape, memory: int) -> int:
-    streams = p.accelerators * s.readers
     if p.files is not None:
         n = p.files
     elif p.dataset is not None:
         n = p.dataset // s.file_bytes
     else:
         n = -(-MEMORY_FACTOR * memory // s.file_bytes)
-    return max(n, streams)  # every reader reads at least one file of its own
+    return max(n, 1)
 
 
 def build(name: str, p: Params, ctx: BuildContext) -> list[Stream]:
@@ -144,8 +143,10 @@ def build(name: str, p: Params, ctx: BuildContext) -> list[Stream]:
     if steps < MIN_STEPS:
         ctx.notes.append(f"{name}: {steps} steps per epoch; MLPerf Storage asks for >= "
                          f"{MIN_STEPS} (a larger data set)")
-    files = [DataFile(f"{name}.data.{i + 1}.{m.format}", s.file_bytes) for i in range(n)]
-    order = list(files)
+    # one set of n sample files, laid out by one prefill job (fio's filename_format): a data
+    # set of tens of thousands of files would not fit in one fio job each
+    samples = DataFile(f"{name}.data.$filenum.{m.format}", n * s.file_bytes, n)
+    order = [samples.member(i) for i in range(n)]
     random.Random(ctx.seed).shuffle(order)  # DLIO's seeded file shuffle
     streams = p.accelerators * s.readers
     # load.scale (a search) scales the accelerators, so AU keeps its meaning
@@ -154,21 +155,26 @@ def build(name: str, p: Params, ctx: BuildContext) -> list[Stream]:
     jobs = []
     for a in range(p.accelerators):
         for r in range(s.readers):
-            mine = order[a * s.readers + r::streams]
+            k = a * s.readers + r
+            # its share of the files; more readers than files share them (the data set is
+            # the scenario's, never a function of the readers)
+            mine = order[k::streams] or [order[k % n]]
             jobs.append(FioJob(f"{name}.data.{a + 1}.{r + 1}", {
-                "filename": ":".join(f.name for f in mine),
-                "size": sum(f.size for f in mine), "file_service_type": "sequential",
+                "filename": ":".join(mine),
+                "size": len(mine) * s.file_bytes, "file_service_type": "sequential",
                 "rw": "read", "bs": format_fio_size(s.block), "iodepth": 1,
                 "rate": max(1, round(rate)), "rate_process": "linear",
             }))
+    # fio's readers are paced at the demand and cannot run ahead as DLIO's do: the
+    # accelerators take a batch up to 1 s late (never more than DLIO's prefetch queue)
+    slack = min(PREFETCH * s.readers * accelerators, max(accelerators, accelerators / s.compute_s))
     model = Training(accelerators, s.batch_bytes, s.compute_s, s.sample_bytes,
-                     prefetch=PREFETCH * s.readers * accelerators,
-                     au_target=m.au_target)
-    fill = PREFETCH * s.readers * s.compute_s  # seconds to drain a full prefetch queue
-    if ctx.warmup < fill:
-        ctx.notes.append(f"{name}: a warm-up of at least {fill:.1f}s (the prefetch queue of "
-                         f"{PREFETCH} batches per reader × the compute time) lets a slow "
-                         f"storage drain the queue before AU is graded; shorter flatters AU")
+                     prefetch=slack, au_target=m.au_target)
+    slack_s = slack * s.compute_s / accelerators
+    if ctx.warmup < 10 * slack_s:
+        ctx.notes.append(f"{name}: a warm-up of at least {10 * slack_s:.1f}s lets a storage "
+                         f"that delivers 90 % of the demand or less use up the accelerators' "
+                         f"{slack_s:.2f}s of tolerated lateness before AU is graded")
     spec = ComponentSpec(f"{name}.data.read", [j.name for j in jobs], "read",
                          target_iops=rate * streams / s.block, training=model)
     ctx.notes.append(
@@ -176,6 +182,6 @@ def build(name: str, p: Params, ctx: BuildContext) -> list[Stream]:
         f"{p.batch_size or m.batch_size} × {format_size(round(s.sample_bytes))} every "
         f"{s.compute_s:g} s = {s.demand(accelerators) / 1e6:,.0f} MB/s read "
         f"by {streams} readers; AU from the bytes delivered each second (docs/ai.md)")
-    return [Stream(name, "data", files, jobs, [spec],
+    return [Stream(name, "data", [samples], jobs, [spec],
                    description=f"{p.model} {m.format} samples, {s.readers} readers per "
                                f"accelerator, {format_fio_size(s.block)} sequential reads")]
