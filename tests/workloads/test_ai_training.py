@@ -89,7 +89,8 @@ def run(scenario: str | Path, results: Path, *args: str) -> dict:
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode in (0, 1), proc.stderr
     run_dir = Path(json.loads(proc.stdout)["run_dir"])
-    return {**json.loads((run_dir / "run.json").read_text()), "run_dir": str(run_dir)}
+    return {**json.loads((run_dir / "run.json").read_text()), "run_dir": str(run_dir),
+            "stderr": proc.stderr}
 
 
 def hand_count(run_dir: Path, window: tuple[float, float], batch: float, compute: float,
@@ -110,6 +111,7 @@ def test_the_quick_scenario_keeps_its_accelerator_busy(tmp_path: Path) -> None:
     assert record["status"] == "passed", record["thresholds"]
     assert stats["au"] >= 90 and stats["samples_s"] > 0
     assert stats["batch_wait_p50"] is not None
+    assert "data.read: AU " in record["stderr"]  # the summary speaks in accelerators
 
 
 CAP = 80 * 10**6  # read bytes/s the device gives fio

@@ -77,7 +77,7 @@ def run(text: str, tmp_path: Path) -> dict:
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode in (0, 1), proc.stderr
     run_dir = Path(json.loads(proc.stdout)["run_dir"])
-    return json.loads((run_dir / "run.json").read_text())
+    return {**json.loads((run_dir / "run.json").read_text()), "stderr": proc.stderr}
 
 
 @needs_fio
@@ -88,6 +88,7 @@ def test_the_quick_checkpoint_saves_and_restores(tmp_path: Path) -> None:
     save = record["stats"]["ckpt.save.write"]
     assert save["bytes"] == 8 * 125 * MiB  # every byte of the checkpoint, once
     assert record["stats"]["ckpt.restore.read"]["bytes"] == save["bytes"]
+    assert "save.write: longest of 1 burst" in record["stderr"]  # the save time, stated
 
 
 @needs_fio
