@@ -20,6 +20,7 @@ from assay.workloads import (
     oltp,
     postgres,
     swbuild,
+    vda,
     vdi,
 )
 from assay.workloads.base import BuildContext, Stream
@@ -59,6 +60,7 @@ register("postgres", postgres)
 register("ai-training", ai_training)
 register("checkpoint", checkpoint)
 register("swbuild", swbuild)
+register("vda", vda)
 
 
 def get(name: str) -> WorkloadKind[Any]:
