@@ -13,6 +13,7 @@ from assay.workloads import (
     backup,
     checkpoint,
     dss,
+    eda,
     exchange,
     fio,
     hcibench,
@@ -61,6 +62,7 @@ register("ai-training", ai_training)
 register("checkpoint", checkpoint)
 register("swbuild", swbuild)
 register("vda", vda)
+register("eda", eda)
 
 
 def get(name: str) -> WorkloadKind[Any]:

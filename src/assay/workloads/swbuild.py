@@ -18,30 +18,25 @@ engine records the files, not the operations.
 
 from __future__ import annotations
 
-import math
 from typing import Literal
 
 from pydantic import Field
 
-from assay.fio.jobfile import FioJob, Options
-from assay.metrics.sampler import ComponentSpec
 from assay.scenario.models import Size, WorkloadBase
 from assay.scenario.units import format_size
-from assay.workloads.base import BuildContext, DataFile, Stream, data_options, format_fio_size
+from assay.workloads.base import BuildContext, Stream
+from assay.workloads.fileops import Op, op_streams
 
 OPS_PER_BUILD = 500  # SPECstorage 2020 SWBUILD results: 95,003 op/s for 190 builds
 BYTES_PER_BUILD = 5 * 10**9  # SFS 2014: 5 GB of capacity per build
 FILE = 64 << 10  # 30 reads + 35 writes of 64 KiB a second: 4.3 MB/s (published: 4.1)
-META_FILE = 4096
-# op -> (ops/s per build, fio engine, direction, what it is)
-MIX: dict[str, tuple[int, str, str, str]] = {
-    "stat": (355, "filestat", "read", "stat of a source file (make's attribute checks)"),
-    "read": (30, "", "read", "whole 64 KiB source files read, at random"),
-    "write": (35, "", "write", "whole 64 KiB object files written"),
-    "create": (40, "filecreate", "write", "new files created"),
-    "delete": (40, "filedelete", "write", "files deleted"),
+MIX = {
+    "stat": Op(355, "filestat", "read", "stat of a source file (make's attribute checks)", "src"),
+    "read": Op(30, "", "read", "whole 64 KiB source files read, at random", "src"),
+    "write": Op(35, "", "write", "whole 64 KiB object files written", "obj"),
+    "create": Op(40, "filecreate", "write", "new files created"),
+    "delete": Op(40, "filedelete", "write", "files deleted"),
 }
-SPARE = 1.2  # fresh names for creates and deletes beyond rate x time
 
 
 class Params(WorkloadBase):
@@ -57,45 +52,11 @@ def build(name: str, p: Params, ctx: BuildContext) -> list[Stream]:
     per_build = (p.dataset // p.builds) if p.dataset is not None else BYTES_PER_BUILD
     sources = max(16, per_build * 4 // 5 // p.file_size)  # 4/5 source files, 1/5 objects
     objects = max(4, per_build // 5 // p.file_size)
-    seconds = ctx.warmup + ctx.duration
-    scale = p.load.scale
-    streams: list[Stream] = []
-    for op, (rate, engine, direction, what) in MIX.items():
-        per = rate * scale
-        jobs, files = [], []
-        fresh = math.ceil(per * seconds * SPARE) + 1  # creates and deletes never run out
-        for b in range(1, p.builds + 1):
-            prefix = f"{name}.b{b}"
-            opts: Options = {"rate_iops": max(1, round(per)), "rate_process": "poisson"
-                             if p.load.pacing == "poisson" else "linear", "openfiles": 1,
-                             "rw": direction, "iodepth": 1}
-            if op in ("stat", "read", "write"):  # the build's source and object files
-                count, size = (objects, p.file_size) if op == "write" else (sources, p.file_size)
-                fileset = DataFile(f"{prefix}.{'obj' if op == 'write' else 'src'}.$filenum",
-                                   count * size, count)
-            else:  # fresh names to create; files the prefill laid out, to delete
-                count, size = fresh, META_FILE
-                fileset = DataFile(f"{prefix}.{op}.$filenum", count * size, count)
-            if op != "create":  # the prefill lays out every set but the names to create
-                files.append(fileset)
-            opts.update({"filename_format": fileset.name, "nrfiles": count, "filesize": size,
-                         "size": count * size, "bs": format_fio_size(size)})
-            if engine:  # a metadata operation: fio counts it as one IO of a whole file
-                opts["ioengine"] = engine
-            if op in ("stat", "read", "write"):
-                opts["file_service_type"] = "random"
-            if op == "write":
-                opts.update(data_options(p))
-            if op == "create":
-                opts["unlink"] = 1  # its files are the run's own: gone when it ends
-            jobs.append(FioJob(f"{name}.{op}.{b}", opts))
-        spec = ComponentSpec(f"{name}.{op}.{direction}", [j.name for j in jobs], direction,
-                             target_iops=per * p.builds,
-                             poisson=p.load.pacing == "poisson")
-        streams.append(Stream(name, op, files, jobs, [spec], description=what))
+    streams = op_streams(name, p, ctx, p.builds, "b", MIX,
+                         {"src": (sources, p.file_size), "obj": (objects, p.file_size)})
     ctx.notes.append(
         f"{name}: {p.builds} SWBUILD-like build{'s' if p.builds > 1 else ''} = "
-        f"{OPS_PER_BUILD * p.builds * scale:,.0f} op/s, {sources + objects:,} files of "
+        f"{OPS_PER_BUILD * p.builds * p.load.scale:,.0f} op/s, {sources + objects:,} files of "
         f"{format_size(p.file_size)} ({format_size((sources + objects) * p.file_size)}) per "
         f"build, laid out by the prefill; assay's own op mix at SPEC's published "
         f"totals, not SPEC's (docs/files.md)")
