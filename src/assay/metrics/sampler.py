@@ -17,6 +17,7 @@ from assay.metrics.histogram import Histogram
 from assay.metrics.training import Training
 
 DIRECTIONS = ("read", "write")
+FILE_ENGINE_MARK = "file"  # filecreate, filestat, filedelete: their IO is timed as clat only
 
 
 @dataclass
@@ -93,7 +94,8 @@ def _ms(ns: float | None, scale: float = 1e-6) -> float | None:
 def _direction(job: dict[str, Any], d: str) -> Cumulative:
     part = job.get(d) or {}
     lat = part.get("lat_ns") or {}
-    if not lat.get("N") and (part.get("clat_ns") or {}).get("N"):
+    engine = str((job.get("job options") or {}).get("ioengine") or "")
+    if FILE_ENGINE_MARK in engine and not lat.get("N") and (part.get("clat_ns") or {}).get("N"):
         lat = part["clat_ns"]  # fio's file engines (filecreate, filestat, ...) time clat only
     hist_src = lat if "bins" in lat else (part.get("clat_ns") or {})
     n = int(lat.get("N") or 0)
