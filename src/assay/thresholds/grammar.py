@@ -203,8 +203,8 @@ def parse(text: str, source: str = "") -> Threshold:
         if unit not in _UNIT_MS:
             raise ThresholdError(f"{text!r}: a latency needs a unit (us, ms or s), e.g. 20ms")
         num *= _UNIT_MS[unit]
-    elif metric in SECONDS and unit in (None, "s", "ms"):
-        num *= 1e-3 if unit == "ms" else 1.0  # seconds
+    elif metric in SECONDS and unit in (None, "s"):
+        pass  # seconds
     elif metric in PERCENT and unit in (None, "%"):
         pass  # percent
     elif unit:
