@@ -43,12 +43,18 @@ def stale_files(plan: Plan, manifest: dict[str, Any], directory: Path, fresh: bo
                 device: str | None) -> list[tuple[str, int]]:
     """The files that must be (re)written."""
     todo = []
+    sets = plan.file_sets
     for name, size in plan.files:
         entry = manifest.get(name) or {}
-        path = directory / name
+        count = sets.get(name, 1)
+        # a set of small files is whole when its first and last files are (a run that
+        # deletes some of them deletes the first ones first)
+        ends = [name] if count == 1 else [name.replace("$filenum", str(i)) for i in (0, count - 1)]
         reusable = (not fresh and entry.get("size") == size
                     and entry.get("data") == data_hash(plan, name) and entry.get("prefilled")
-                    and (device is not None or (path.exists() and path.stat().st_size >= size)))
+                    and (device is not None or all(
+                        (directory / e).exists() and (directory / e).stat().st_size >= size // count
+                        for e in ends)))
         if not reusable:
             todo.append((name, size))
     return todo

@@ -15,7 +15,8 @@ def yaml_blocks(path: Path) -> list[str]:
     return [b for b in re.findall(r"```yaml\n(.*?)```", path.read_text(), re.S) if "name:" in b]
 
 
-EXAMPLES = [(p.name, i, b) for p in [README, DOCS / "scenarios.md", DOCS / "integrity.md"]
+EXAMPLES = [(p.name, i, b) for p in [README, DOCS / "scenarios.md", DOCS / "integrity.md",
+                                   DOCS / "ai.md", DOCS / "files.md"]
             for i, b in enumerate(yaml_blocks(p))]
 
 

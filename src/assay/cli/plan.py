@@ -157,7 +157,7 @@ def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple
                 when += f", every {format_duration(step.every)}"
                 when += f" x{step.count}" if step.count else " until the end"
             con.print(f"  step {i + 1}: {step.action} {when}")
-        con.print(f"dataset: {format_size(plan.dataset_bytes)} in {len(plan.files)} files")
+        con.print(f"dataset: {format_size(plan.dataset_bytes)} in {plan.file_count} files")
         con.print(f"integrity: {integrity_line(plan.resolved, plan.streams)}")
         con.print("streams:")
         for st in plan.streams:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import time
 from pathlib import Path
@@ -23,7 +24,7 @@ from assay.exitcodes import ExitCode, UserError
 from assay.plan import ScenarioFile, read_scenario
 from assay.scenario.overrides import Param
 from assay.scenario.yamlsource import ScenarioInvalid
-from assay.search import bisect, chart, measures
+from assay.search import bisect, chart, measures, spec_curve
 from assay.search.limit import LimitSearch
 from assay.search.store import Group, group_key
 from assay.search.trials import TrialSettings
@@ -79,6 +80,10 @@ def answer_text(param: Param, a: bisect.Answer, trials: int) -> str:
               help="Directory to run in, overriding the scenario's target path.")
 @click.option("--curve", is_flag=True,
               help="Then run 10/50/70/80/90/100 % of the answer: latency against load.")
+@click.option("--points", type=click.IntRange(2, 20),
+              help="With --curve: N equal steps, 1/N .. N/N of the answer, the SPECstorage "
+                   "way (10: 10 % to 100 %), each point valid or not and SPEC's ORT beside "
+                   "the p99 and the knee.")
 @click.option("--metric", "metrics", multiple=True, metavar="COMPONENT.METRIC",
               help="What the curve shows (default: first read component lat_p99 and iops).")
 @click.option("--chart", "chart_file", type=click.Path(dir_okay=False, path_type=Path),
@@ -95,7 +100,8 @@ def answer_text(param: Param, a: bisect.Answer, trials: int) -> str:
 @results_option
 def command(scenario: str, vary: str, low: float, high: float, precision: str,
             max_trials: int, duration: str | None, target_path: str | None, curve: bool,
-            metrics: tuple[str, ...], chart_file: Path | None, resume_id: str | None, new: bool,
+            points: int | None, metrics: tuple[str, ...], chart_file: Path | None,
+            resume_id: str | None, new: bool,
             no_early_stop: bool, force: bool, json_mode: bool, results: Path | None) -> None:
     """Find the largest WORKLOAD.PARAM in [--from, --to] whose run passes every threshold.
 
@@ -109,6 +115,8 @@ def command(scenario: str, vary: str, low: float, high: float, precision: str,
     p = precision_value(precision)
     if not 0 < low < high:
         raise UserError(f"--from {low:g} --to {high:g}: need 0 < from < to")
+    if points and not curve:
+        raise UserError("--points shapes the curve: give --curve too")
     try:
         text, display, base = read_scenario(scenario)
         scn = ScenarioFile(text, display, base)
@@ -150,10 +158,16 @@ def command(scenario: str, vary: str, low: float, high: float, precision: str,
         if curve and answer.last_pass:
             search.on_trial = lambda t: console.print(trial_line(param, len(
                 group.record["curve"]), t).replace("trial", "curve", 1))
-            points = search.curve(answer.last_pass)
-            print_curve(console, param, points, chosen)
+            if points:
+                done = search.curve(answer.last_pass, spec_curve.fractions(points))
+                group.record["spec_curve"] = spec_points(done, chosen)
+                print_spec_curve(console, param, done, group.record["spec_curve"], chosen)
+            else:
+                done = search.curve(answer.last_pass)
+                print_curve(console, param, done, chosen)
             if chart_file:
-                write_chart(chart_file, first.name, param, points, chosen)
+                write_chart(chart_file, first.name, param, done, chosen,
+                            group.record.get("spec_curve"))
                 console.print(f"chart: {chart_file}")
         search.finish()
     console.print(f"search record: {group.file}")
@@ -192,11 +206,62 @@ def print_curve(console: Console, param: Param, points: list[dict[str, Any]],
 
 
 def write_chart(path: Path, name: str, param: Param, points: list[dict[str, Any]],
-                metrics: list[str]) -> None:
+                metrics: list[str], spec: dict[str, Any] | None = None) -> None:
     panels = []
     for m in metrics:
         pts = [(float(t["value"]), v) for t in points
                if (v := measures.value(t, m)) is not None]
         panels.append((measures.label(m), [(m, pts)]))
-    path.write_text(chart.svg(f"{name}: latency against load", param.text, panels),
-                    encoding="utf-8")
+    invalid = {float(t["value"]) for t in (spec or {}).get("points", []) if t["valid"] is False}
+    knee = "-" if not spec or spec.get("knee") is None else f"{spec['knee']:,g}"
+    title = f"{name}: latency against load" + (
+        f" (ORT {spec['ort_ms']:.2f} ms, knee {knee}; red rings: invalid points)"
+        if spec and spec.get("ort_ms") is not None else "")
+    text = chart.svg(title, param.text, panels, invalid)
+    if path.suffix.lower() in (".html", ".htm"):
+        text = (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(name)}"
+                f"</title></head><body>{text}</body></html>\n")
+    path.write_text(text, encoding="utf-8")
+
+
+def spec_points(done: list[dict[str, Any]], metrics: list[str]) -> dict[str, Any]:
+    """Validity per point, SPEC's ORT and the knee of the first latency metric."""
+    lat = next((m for m in metrics if m.rpartition(".")[2].startswith("lat_")), None)
+    rows = []
+    for t in sorted(done, key=lambda t: t["value"]):
+        v = spec_curve.validity(t.get("stats") or {})
+        comp = lat.rpartition(".")[0] if lat else ""
+        avg = ((t.get("stats") or {}).get(comp) or {}).get("lat_avg")
+        rows.append({"value": t["value"], "fraction": t["fraction"], **v,
+                     "lat_avg": avg, "p99": measures.value(t, lat) if lat else None})
+    avg_curve = [(float(r["value"]), float(r["lat_avg"])) for r in rows
+                 if r["lat_avg"] is not None]
+    p99_curve = [(float(r["value"]), float(r["p99"])) for r in rows if r["p99"] is not None]
+    ort = spec_curve.ort(avg_curve)
+    return {"points": rows, "ort_ms": None if ort is None else round(ort, 4),
+            "knee": spec_curve.knee(p99_curve), "metric": lat,
+            "valid_points": sum(r["valid"] is True for r in rows)}
+
+
+def print_spec_curve(console: Console, param: Param, done: list[dict[str, Any]],
+                     spec: dict[str, Any], metrics: list[str]) -> None:
+    table = Table(title="latency against load (SPECstorage-style points)", title_justify="left")
+    for h in ("load", param.text, "valid", "achieved", "worst", "avg", "p99"):
+        table.add_column(h, justify="right")
+    top = max((float(r["value"]) for r in spec["points"]), default=1.0) or 1.0
+    for r in spec["points"]:
+        mark = {True: "yes", False: "[red]INVALID[/]", None: "-"}[r["valid"]]
+        knee = " ← knee" if spec["knee"] is not None and float(r["value"]) == spec["knee"] else ""
+        table.add_row(f"{float(r['value']) / top:.0%}", f"{r['value']:,}", mark,
+                      "-" if r["overall"] is None else f"{r['overall']:.1%}",
+                      "-" if r["worst"] is None else f"{r['worst']:.1%}",
+                      measures.fmt("x.lat_avg", r["lat_avg"]),
+                      measures.fmt("x.lat_p99", r["p99"]) + knee)
+    console.print(table)
+    if spec["ort_ms"] is not None:
+        last = spec["points"][-1]["p99"] if spec["points"] else None
+        console.print(f"ORT (SPEC's average over the curve) {spec['ort_ms']:.2f} ms; p99 at the "
+                      f"top point {measures.fmt('x.lat_p99', last)}; knee at "
+                      f"{param.text} = {spec['knee'] if spec['knee'] is not None else '-'}; "
+                      f"{spec['valid_points']} of {len(spec['points'])} points valid "
+                      f"(>= 95 % overall, >= 75 % each)")

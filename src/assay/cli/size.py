@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from assay.cli import size_backup, size_cluster, size_exchange, size_oltp, size_vdi
+from assay.cli import size_ai, size_backup, size_cluster, size_exchange, size_oltp, size_vdi
 
 
 @click.group("size", context_settings={"help_option_names": ["-h", "--help"]})
@@ -35,5 +35,5 @@ def command() -> None:
     """
 
 
-for _sub in (size_exchange, size_oltp, size_vdi, size_cluster, size_backup):
+for _sub in (size_exchange, size_oltp, size_vdi, size_cluster, size_backup, size_ai):
     command.add_command(_sub.command)

@@ -121,6 +121,10 @@ class PacedJob:
                         self.direction)
 
 
+# fio's issue log of a file engine holds the files' `add` lines only, no operations (3.33)
+FILE_ENGINES = ("filecreate", "filestat", "filedelete", "dircreate", "dirstat", "dirdelete")
+
+
 def paced_jobs(jobs: Mapping[str, Mapping[str, Any]]) -> dict[str, PacedJob]:
     """The jobs (name -> options, in job-file order) whose due times can be rebuilt: a fixed
     rate, one direction, one clone. fio numbers jobs from 1 in file order, clones included."""
@@ -132,6 +136,8 @@ def paced_jobs(jobs: Mapping[str, Mapping[str, Any]]) -> dict[str, PacedJob]:
         this, number = number, number + clones - 1
         rw = str(o.get("rw") or o.get("readwrite") or "read")
         if clones > 1 or "rw" in rw.replace("write", "") or "trim" in rw:
+            continue
+        if str(o.get("ioengine") or "") in FILE_ENGINES:
             continue
         rate, iops = o.get("rate"), o.get("rate_iops")
         if not rate and not iops or "," in str(rate or iops):

@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.metrics.histogram import Histogram
+from assay.metrics.training import Training
 
 DIRECTIONS = ("read", "write")
+FILE_ENGINE_MARK = "file"  # filecreate, filestat, filedelete: their IO is timed as clat only
 
 
 @dataclass
@@ -92,6 +94,9 @@ def _ms(ns: float | None, scale: float = 1e-6) -> float | None:
 def _direction(job: dict[str, Any], d: str) -> Cumulative:
     part = job.get(d) or {}
     lat = part.get("lat_ns") or {}
+    engine = str((job.get("job options") or {}).get("ioengine") or "")
+    if FILE_ENGINE_MARK in engine and not lat.get("N") and (part.get("clat_ns") or {}).get("N"):
+        lat = part["clat_ns"]  # fio's file engines (filecreate, filestat, ...) time clat only
     hist_src = lat if "bins" in lat else (part.get("clat_ns") or {})
     n = int(lat.get("N") or 0)
     return Cumulative(
@@ -115,6 +120,8 @@ class ComponentSpec:
     paced: bool = False  # its fio jobs are rate-limited to the target (not closed loop)
     # the target from each time on, when it changes mid-run (a cluster's lost host)
     target_steps: tuple[tuple[float, float | None], ...] = ()
+    training: Training | None = None  # simulated accelerators fed by it (ai-training)
+    timed: bool = False  # graded by how long its bursts take (a checkpoint's save, restore)
 
 
 class Sampler:

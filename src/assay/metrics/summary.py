@@ -18,7 +18,9 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from assay.metrics.bursts import Bursts
 from assay.metrics.histogram import Histogram
+from assay.metrics.training import AcceleratorClock, Training
 
 
 @dataclass
@@ -36,6 +38,8 @@ class ComponentInfo:
     # the target from each time on, when it changes during the run (a cluster's survivors
     # after a host is lost): a window's target is then the time-weighted one over it
     target_steps: tuple[tuple[float, float | None], ...] = ()
+    training: Training | None = None  # simulated accelerators fed by it (ai-training)
+    timed: bool = False  # graded by how long its bursts take (a checkpoint's save, restore)
 
     def target_at(self, t: float) -> float | None:
         target = self.target_iops
@@ -78,6 +82,8 @@ class Stats:
     lat_max_sample_ms: float | None = None  # largest 15 s average (Jetstress' counter samples)
     iops_median: float | None = None  # median of the 1 s samples (X-Ray's charts)
     lat_avg_median_ms: float | None = None  # median of the 1 s average latencies
+    training: dict[str, float | None] | None = None  # au, samples_s, batch waits (ai-training)
+    bursts: dict[str, float | None] | None = None  # busy_max_s, busy_gbps (checkpoints)
 
     @property
     def achieved_pct(self) -> float | None:
@@ -97,6 +103,10 @@ class Stats:
             return float(self.ios)
         if name == "iops_median":
             return self.iops_median
+        if name in TRAINING_METRICS:
+            return (self.training or {}).get(name)
+        if name in BURST_METRICS:
+            return (self.bursts or {}).get(BURST_METRICS[name])
         if name.startswith("lat_intended_"):
             return (self.intended or {}).get(f"{name}_ms")
         value = getattr(self, f"{name}_ms")
@@ -124,6 +134,9 @@ def sample_bins(sample: dict[str, Any]) -> dict[str, int]:
     return json.loads(text) if text else {}
 
 
+TRAINING_METRICS = ("au", "au_min", "samples_s", "batch_wait_p50", "batch_wait_p99")
+BURST_METRICS = {"save_s": "busy_max_s", "restore_s": "busy_max_s", "save_gbps": "busy_gbps",
+                 "restore_gbps": "busy_gbps"}
 SAMPLE_S = 15.0  # Jetstress' LogInterval (JetstressConfig.xml: 15000 ms)
 MIN_RATE_DT = 0.5  # s: fio's closing stub interval says little about the rate
 
@@ -193,6 +206,8 @@ class Accumulator:
         self.windows: dict[int, list[float]] = {}
         self.second_iops = RunningMedian()
         self.second_lat = RunningMedian()
+        self.clock = AcceleratorClock(info.training) if info.training else None
+        self.bursts = Bursts() if info.timed else None
 
     def _due(self, s: dict[str, Any], seconds: float) -> None:
         if self.info.target_steps:
@@ -202,6 +217,8 @@ class Accumulator:
         """Count a sample of this component if it lies in the window; True when it did."""
         if s["c"] != self.info.name:
             return False
+        if self.clock is not None and s["t"] - s["dt"] / 2 < self.lo:
+            self.clock.add(s["bytes"], s["dt"], counted=False)  # fills or drains its queue
         if self.windowed:
             inside = min(s["t"], self.hi) - max(s["t"] - s["dt"], self.lo)
             if inside <= 0:
@@ -225,6 +242,10 @@ class Accumulator:
             self.lat_max = max(self.lat_max or 0, s["lat_max_ns"])
         self.behind = max(self.behind, s.get("behind_s") or 0.0)
         self.hist.add(Histogram.from_fio(sample_bins(s)))
+        if self.clock is not None:
+            self.clock.add(s["bytes"], s["dt"])
+        if self.bursts is not None:
+            self.bursts.add(s["ios"], s["bytes"], s["dt"])
         middle = s["t"] - s["dt"] / 2
         w = self.windows.setdefault(int(max(middle - self.lo, 0.0) // SAMPLE_S), [0.0, 0, 0.0])
         w[0] += s["lat_sum_ns"]
@@ -267,7 +288,9 @@ class Accumulator:
             lat_p99_ms=ns_to_ms(pct[99.0]), lat_p999_ms=ns_to_ms(pct[99.9]),
             lat_max_ms=ns_to_ms(lat_max), target_iops=target, behind_max_s=self.behind,
             rate_tolerance=tolerance, lat_max_sample_ms=self.max_sample_ms(),
-            iops_median=self.second_iops.value(), lat_avg_median_ms=self.second_lat.value())
+            iops_median=self.second_iops.value(), lat_avg_median_ms=self.second_lat.value(),
+            training=self.clock.figures() if self.clock is not None else None,
+            bursts=self.bursts.figures() if self.bursts is not None else None)
 
 
 def aggregate(info: ComponentInfo, samples: Iterable[dict[str, Any]], start: float,

@@ -113,8 +113,8 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
             issues.append(src.issue(("workloads", name), str(e)))
         if params.kind == "micro":
             run_seconds = max(run_seconds, module.duration(params, ctx))
-    components = [ComponentInfo(c.component, c.target_iops) for s in streams
-                  for c in s.components]
+    components = [ComponentInfo(c.component, c.target_iops, training=c.training)
+                  for s in streams for c in s.components]
     thresholds = _thresholds(resolved, components, issues, sc.timeline.warmup + run_seconds)
     host_thresholds = _thresholds(resolved, components, issues,
                                   sc.timeline.warmup + run_seconds, each_host=True)

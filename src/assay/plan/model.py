@@ -103,7 +103,8 @@ class Plan:
     @property
     def components(self) -> list[ComponentInfo]:
         return [ComponentInfo(c.component, c.target_iops, c.poisson, c.start_s, c.end_s,
-                              s.transactional, len(c.jobs), target_steps=c.target_steps)
+                              s.transactional, len(c.jobs), target_steps=c.target_steps,
+                              training=c.training, timed=c.timed)
                 for s in self.streams for c in s.components]
 
     @property
@@ -113,6 +114,17 @@ class Plan:
             for f in s.files:
                 seen[f.name] = max(seen.get(f.name, 0), f.size)
         return list(seen.items())
+
+    @property
+    def file_count(self) -> int:
+        """Files of the data set, the members of sets of small files counted one by one."""
+        sets = self.file_sets
+        return sum(sets.get(name, 1) for name, _ in self.files)
+
+    @property
+    def file_sets(self) -> dict[str, int]:
+        """Files that are sets of small files (a fio filename_format) -> how many."""
+        return {f.name: f.count for s in self.streams for f in s.files if f.count > 1}
 
     @property
     def dataset_bytes(self) -> int:
@@ -169,7 +181,7 @@ def _run_jobfile(plan: Plan) -> str:
     device = plan.scenario.target.device
     header = (f"assay run of scenario {plan.name!r}: {format_duration(plan.warmup)} warm-up + "
               f"{format_duration(plan.duration)} measured\n"
-              f"dataset {format_size(plan.dataset_bytes)} in {len(plan.files)} files"
+              f"dataset {format_size(plan.dataset_bytes)} in {plan.file_count} files"
               + (f" laid out on {device}" if device else "") + f"\n{VARIABLES_NOTE}")
     glob: Options = {
         **_global_options(plan),
@@ -189,9 +201,15 @@ def prefill_jobs(plan: Plan) -> list[FioJob]:
     the load writes with verify headers (integrity mode) gets them from the prefill on."""
     data_opts = {f.name: _write_data_options(s) for s in plan.streams for f in s.files}
     headers = prefill_options(plan.streams)
+    sets = plan.file_sets
     return [FioJob(f"{PREFILL_PREFIX}{name}", {
         "filename": name, "size": size, "rw": "write", "bs": "1m", "iodepth": 8,
         **data_opts.get(name, {}), **headers.get(name, {}),
+    } if name not in sets else {
+        # a set of small files: one job lays them all out, one at a time
+        "filename_format": name, "nrfiles": sets[name], "filesize": size // sets[name],
+        "size": size, "openfiles": 1, "rw": "write", "bs": min(1 << 20, size // sets[name]),
+        "iodepth": 8, **data_opts.get(name, {}),
     }) for name, size in plan.files]
 
 

@@ -95,11 +95,29 @@ def _workload_tables(console: Console, run: RunRecord) -> None:
                       *((format_latency_ms(s.intended.lat_intended_p99_ms if s.intended
                                            else None),) if due else ()))
         console.print(t)
+        for comp, s in rows:
+            _unit_line(console, comp, s)
         trans = transactional(run).get(wl)
         if trans and len(rows) > 1:
             pct = 100 * trans["achieved_iops"] / trans["target_iops"]
             console.print(f"  transactional IO/s: {trans['achieved_iops']:,.1f} achieved of "
                           f"{trans['target_iops']:,.1f} target ({pct:.1f}%)")
+
+
+def _unit_line(console: Console, comp: str, s: ComponentStats) -> None:
+    """The application's own units under the IO table: accelerators kept busy, a
+    checkpoint's save time."""
+    tr, b = s.training or {}, s.bursts or {}
+    if tr.get("au") is not None:
+        wait50, wait99 = tr.get("batch_wait_p50"), tr.get("batch_wait_p99")
+        console.print(f"  {comp}: AU {tr['au']:.1f}% (pass {tr.get('au_target') or 0:.0f}%), "
+                      f"lowest 1 s {tr.get('au_min') or 0:.1f}%, "
+                      f"{tr.get('samples_s') or 0:,.1f} samples/s, batch wait p50 "
+                      f"{format_latency_ms(wait50)} p99 {format_latency_ms(wait99)}")
+    if b.get("busy_max_s") is not None:
+        n = int(b.get("bursts") or 0)
+        console.print(f"  {comp}: longest of {n} burst{'s' if n != 1 else ''} "
+                      f"{b['busy_max_s']:.1f}s at {b.get('busy_gbps') or 0:.3f} GB/s")
 
 
 def _database_tables(console: Console, run: RunRecord) -> None:

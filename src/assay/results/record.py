@@ -167,6 +167,8 @@ class ComponentStats(Record):
     lat_max_sample_ms: float | None = None  # largest 15 s average latency (Jetstress)
     iops_median: float | None = None  # median of the 1 s IOPS samples (X-Ray)
     lat_avg_median_ms: float | None = None  # median of the 1 s average latencies (X-Ray)
+    training: dict[str, float | None] | None = None  # au, samples_s, batch waits (ai-training)
+    bursts: dict[str, float | None] | None = None  # busy_max_s, busy_gbps (checkpoints)
 
 
 class ThresholdResult(Record):

@@ -28,8 +28,10 @@ def _fmt(v: float) -> str:
     return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
 
 
-def svg(title: str, x_label: str, panels: list[tuple[str, list[Series]]]) -> str:
-    """Panels stacked vertically, each (y label, series), sharing the x axis label."""
+def svg(title: str, x_label: str, panels: list[tuple[str, list[Series]]],
+        invalid: set[float] | None = None) -> str:
+    """Panels stacked vertically, each (y label, series), sharing the x axis label; points at
+    an x in `invalid` are ringed in red (a SPEC-style point that missed its rate)."""
     height = TOP + len(panels) * (PANEL_H + BOTTOM)
     longest = max((len(label) for _, series in panels for label, _ in series), default=0)
     right = max(RIGHT, 34 + CHAR_W * longest)
@@ -41,12 +43,13 @@ def svg(title: str, x_label: str, panels: list[tuple[str, list[Series]]]) -> str
            f'{escape(title)}</text>']
     for i, (y_label, series) in enumerate(panels):
         top = TOP + i * (PANEL_H + BOTTOM)
-        out.extend(_panel(top, x_label, y_label, series))
+        out.extend(_panel(top, x_label, y_label, series, invalid or set()))
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
 
-def _panel(top: float, x_label: str, y_label: str, series: list[Series]) -> list[str]:
+def _panel(top: float, x_label: str, y_label: str, series: list[Series],
+           invalid: set[float]) -> list[str]:
     pts = [p for _, ps in series for p in ps]
     plot_w, plot_h = PLOT_W, PANEL_H - 30
     out = [f'<rect x="{LEFT}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" '
@@ -83,6 +86,9 @@ def _panel(top: float, x_label: str, y_label: str, series: list[Series]) -> list
         out.append(f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="2"/>')
         out.extend(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3" fill="{colour}">'
                    f'<title>{escape(label)}: {_fmt(x)} → {y:.4g}</title></circle>' for x, y in ps)
+        out.extend(f'<circle class="invalid" cx="{px(x):.1f}" cy="{py(y):.1f}" r="7" fill="none" '
+                   f'stroke="#d00" stroke-width="2"><title>INVALID: {_fmt(x)} delivered less '
+                   f'than asked</title></circle>' for x, y in ps if x in invalid)
         ly = top + 14 + 16 * k
         legend_x = LEFT + PLOT_W + 10
         out.append(f'<rect x="{legend_x}" y="{ly - 9}" width="10" height="10" '

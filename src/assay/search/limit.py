@@ -69,12 +69,14 @@ class LimitSearch:
                 return step
             self._trial(step, self.trials, stop_early=True)
 
-    def curve(self, top: float) -> list[dict[str, Any]]:
+    def curve(self, top: float, fractions: tuple[float, ...] = CURVE_FRACTIONS) \
+            -> list[dict[str, Any]]:
         """Fixed-rate runs at fractions of `top`: the latency-against-load curve."""
         done = self.group.record.setdefault("curve", [])
-        for fraction in CURVE_FRACTIONS:
+        for fraction in fractions:
             value = round(top * fraction) if self.param.integer else float(f"{top * fraction:.4g}")
-            if any(t["fraction"] == fraction for t in done) or value <= 0:
+            if any(t["fraction"] == fraction or t["value"] == value for t in done) \
+                    or value <= 0:
                 continue
             self._trial(value, done, stop_early=False, fraction=fraction)
         return done

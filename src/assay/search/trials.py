@@ -97,8 +97,9 @@ def run_trial(plan: Plan, settings: TrialSettings, console: Console) -> dict[str
         "deciding": None if d is None else {
             "expr": d.threshold.text, "component": d.component, "observed": d.observed,
             "bound": d.bound, "passed": d.passed, "note": d.note},
-        "stats": {k: {m: v.metric(m) for m in ("iops", "mbps", "lat_avg", "lat_p50", "lat_p95",
-                                                "lat_p99", "lat_p999", "lat_max", "behind")}
+        "stats": {k: {**{m: v.metric(m) for m in ("iops", "mbps", "lat_avg", "lat_p50",
+                                                  "lat_p95", "lat_p99", "lat_p999", "lat_max",
+                                                  "behind")}, "target": v.target_iops}
                   for k, v in outcome.stats.items()},
     }
 

@@ -9,14 +9,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.metrics.phases import PhaseReport
-from assay.metrics.summary import ComponentInfo, Stats
+from assay.metrics.summary import TRAINING_METRICS, ComponentInfo, Stats
 from assay.thresholds.grammar import Threshold, ThresholdError, parse
 from assay.thresholds.presets import PRESETS
 
 BEHIND_LIMIT_S = 1.0  # a fixed-rate component this far behind its schedule fails its rate
 # database metrics -> the (stream, direction) of the component they are read from
 ROUTES = {"tps": ("tx", "commit"), "tpm": ("tx", "commit"), "failed": ("tx", "failed"),
-          "nopm": ("new_order", "commit")}
+          "nopm": ("new_order", "commit"), "save_s": ("save", "write"),
+          "save_gbps": ("save", "write"), "restore_s": ("restore", "read"),
+          "restore_gbps": ("restore", "read")}
 
 
 @dataclass
@@ -87,6 +89,8 @@ def matches(t: Threshold, info: ComponentInfo) -> bool:
         return False
     w, d = info.workload, info.direction
     streams = {info.stream, family(info.stream)}
+    if t.metric in TRAINING_METRICS:  # the accelerators' view: components that feed them
+        return info.training is not None and (not parts or parts[0] == w)
     if t.metric in ROUTES:
         stream, direction = ROUTES[t.metric]
         return info.stream == stream and d == direction and (not parts or parts[0] == w)
@@ -232,6 +236,11 @@ def _check(t: Threshold, s: Stats) -> Result:
         passed = observed is not None and lo <= observed <= hi
         return Result(t, s.component, observed, s.target_iops, passed,
                       f"band {lo:,.0f}-{hi:,.0f} (target ± 1.96·√target)")
+    if t.target_fraction is not None and t.metric == "au":
+        bound = float((s.training or {}).get("au_target") or 0.0) * t.target_fraction
+        passed = observed is not None and t.holds(observed, bound)
+        return Result(t, s.component, observed, bound, passed,
+                      "" if observed is not None else "no IO measured")
     if t.target_fraction is not None:
         assert s.target_iops
         target = s.target_iops if t.metric in ("iops", "iops_median", "tps") else None

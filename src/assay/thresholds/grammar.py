@@ -57,6 +57,18 @@ METRICS: dict[str, str] = {
     "tpm": "transactions committed per minute (all types of the mix)",
     "nopm": "new-order transactions committed per minute (the TPC-C-like mix)",
     "failed": "transactions that failed or were skipped past the latency limit (count)",
+    # AI training (kind ai-training): its simulated accelerators, read from its `data` reads
+    "au": "accelerator utilisation, percent: compute time / run time (`au >= target`: the "
+          "model's MLPerf Storage pass level)",
+    "au_min": "the lowest 1 s accelerator utilisation, percent",
+    "samples_s": "training samples computed per second, all accelerators of the host",
+    "batch_wait_p50": "median time a batch waited for its data (the accelerator's view)",
+    "batch_wait_p99": "99th percentile time a batch waited for its data",
+    # checkpoints (kind checkpoint)
+    "save_s": "seconds to write the checkpoint, first write to the last stream's fsync",
+    "restore_s": "seconds to read the checkpoint back",
+    "save_gbps": "checkpoint write GB/s (10^9 bytes) while saving",
+    "restore_gbps": "checkpoint read GB/s (10^9 bytes) while restoring",
 }
 HOST_METRICS: dict[str, str] = {
     "cpu_pct": "host CPU busy (user + system), percent",
@@ -76,7 +88,9 @@ INTEGRITY_METRICS: dict[str, str] = {
 INTEGRITY = "integrity"  # the selector of integrity-mode thresholds (docs/integrity.md)
 HOST = "host"  # the selector of host thresholds (a workload cannot be graded under this name)
 PHASES = ("before", "during", "between", "after")
-LATENCY = {m for m in METRICS if m.startswith("lat_")}
+LATENCY = {m for m in METRICS if m.startswith("lat_")} | {"batch_wait_p50", "batch_wait_p99"}
+PERCENT = {"au", "au_min"}  # `au >= 90%` or `au >= 90`
+SECONDS = {"recovery", "save_s", "restore_s"}  # `save_s < 60s` or `save_s < 60`
 
 OPS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le, ">=": operator.ge, "==": operator.eq, "!=": operator.ne,
@@ -176,8 +190,8 @@ def parse(text: str, source: str = "") -> Threshold:
     raw = m["val"].strip()
     t = _TARGET.match(raw)
     if t:
-        if metric not in ("iops", "mbps", "iops_median", "tps"):
-            raise ThresholdError(f"{text!r}: only iops, iops_median, tps and mbps compare "
+        if metric not in ("iops", "mbps", "iops_median", "tps", "au"):
+            raise ThresholdError(f"{text!r}: only iops, iops_median, tps, au and mbps compare "
                                  f"with `target`")
         frac = float(t["pct"]) / 100 if t["pct"] else 1.0
         return Threshold(tuple(parts[:-1]), metric, m["op"], None, frac, _norm(m), source)
@@ -189,8 +203,10 @@ def parse(text: str, source: str = "") -> Threshold:
         if unit not in _UNIT_MS:
             raise ThresholdError(f"{text!r}: a latency needs a unit (us, ms or s), e.g. 20ms")
         num *= _UNIT_MS[unit]
-    elif metric == "recovery" and unit in (None, "s"):
+    elif metric in SECONDS and unit in (None, "s"):
         pass  # seconds
+    elif metric in PERCENT and unit in (None, "%"):
+        pass  # percent
     elif unit:
         raise ThresholdError(f"{text!r}: {metric} takes a plain number, not {unit!r}")
     return Threshold(tuple(parts[:-1]), metric, m["op"], num, None, _norm(m), source)

@@ -8,7 +8,22 @@ from typing import Any, Protocol, TypeVar
 
 from assay.plugins import Registry, lacks
 from assay.scenario.models import WorkloadBase
-from assay.workloads import backup, dss, exchange, fio, hcibench, micro, oltp, postgres, vdi
+from assay.workloads import (
+    ai_training,
+    backup,
+    checkpoint,
+    dss,
+    eda,
+    exchange,
+    fio,
+    hcibench,
+    micro,
+    oltp,
+    postgres,
+    swbuild,
+    vda,
+    vdi,
+)
 from assay.workloads.base import BuildContext, Stream
 
 P = TypeVar("P", bound=WorkloadBase)
@@ -43,6 +58,11 @@ register("micro", micro)
 register("fio", fio)
 register("hcibench", hcibench)
 register("postgres", postgres)
+register("ai-training", ai_training)
+register("checkpoint", checkpoint)
+register("swbuild", swbuild)
+register("vda", vda)
+register("eda", eda)
 
 
 def get(name: str) -> WorkloadKind[Any]:

@@ -24,6 +24,12 @@ RANDOM = {"read": "randread", "write": "randwrite"}
 class DataFile:
     name: str  # relative to the target directory
     size: int
+    # a set of `count` files of size / count each, `name` a fio filename_format with
+    # $filenum (the small files of a build): the prefill lays them out in one fio job
+    count: int = 1
+
+    def member(self, i: int) -> str:
+        return self.name.replace("$filenum", str(i)) if self.count > 1 else self.name
 
 
 @dataclass
