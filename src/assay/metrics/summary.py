@@ -180,6 +180,12 @@ class Accumulator:
         self.hist = Histogram()
         # 15 s counter samples: index -> [latency sum ns, IOs, seconds covered]
         self.windows: dict[int, list[float]] = {}
+        # their largest averages so far, kept as windows close (samples move past them):
+        # asking every second then costs the open windows only, not every window of the run
+        self._open: set[int] = set()  # windows changed since they were last folded in
+        self._closed_full: float | None = None  # over closed windows of >= half an interval
+        self._closed_any: float | None = None  # over every closed window with IOs
+        self._refold = False  # a sample reopened a closed window: fold them all again
         self.second_iops = RunningMedian()
         self.second_lat = RunningMedian()
 
@@ -209,7 +215,11 @@ class Accumulator:
         self.behind = max(self.behind, s.get("behind_s") or 0.0)
         self.hist.add(Histogram.from_fio(sample_bins(s)))
         middle = s["t"] - s["dt"] / 2
-        w = self.windows.setdefault(int(max(middle - self.lo, 0.0) // SAMPLE_S), [0.0, 0, 0.0])
+        index = int(max(middle - self.lo, 0.0) // SAMPLE_S)
+        if index in self.windows and index not in self._open:
+            self._refold = True
+        self._open.add(index)
+        w = self.windows.setdefault(index, [0.0, 0, 0.0])
         w[0] += s["lat_sum_ns"]
         w[1] += s["ios"]
         w[2] += s["dt"]
@@ -222,10 +232,34 @@ class Accumulator:
     def max_sample_ms(self) -> float | None:
         """The largest 15 s average latency. A window that covers less than half an interval
         (the run's tail) is no counter sample, unless the run had no full one."""
-        full = [w for w in self.windows.values() if w[2] >= SAMPLE_S / 2 and w[1]]
-        if not full:
-            full = [w for w in self.windows.values() if w[1]]
-        return max((w[0] / w[1] / 1e6 for w in full), default=None)
+        if self._refold:  # samples out of order: every window not open is closed again
+            self._closed_full = self._closed_any = None
+            self._close(i for i in self.windows if i not in self._open)
+            self._refold = False
+        if len(self._open) > 1:  # all but the latest window are past: close them
+            latest = max(self._open)
+            self._close(i for i in self._open if i != latest)
+            self._open = {latest}
+        full, any_ = self._closed_full, self._closed_any
+        for i in self._open:
+            w = self.windows[i]
+            if w[1]:
+                avg = w[0] / w[1] / 1e6
+                any_ = avg if any_ is None else max(any_, avg)
+                if w[2] >= SAMPLE_S / 2:
+                    full = avg if full is None else max(full, avg)
+        return full if full is not None else any_
+
+    def _close(self, indices: Iterable[int]) -> None:
+        for i in indices:
+            w = self.windows[i]
+            if not w[1]:
+                continue
+            avg = w[0] / w[1] / 1e6
+            self._closed_any = avg if self._closed_any is None else max(self._closed_any, avg)
+            if w[2] >= SAMPLE_S / 2:
+                self._closed_full = avg if self._closed_full is None \
+                    else max(self._closed_full, avg)
 
     def stats(self) -> Stats:
         info, lat_max = self.info, self.lat_max

@@ -1,0 +1,95 @@
+"""The live verdict asks every component's statistics each second: the answer must equal a
+recount of every stored second, and its cost per second must not grow with the run
+(bench/long_run.py). Cost is counted in Python lines executed, not timed: the machine may be
+loaded, and a count is the same on every machine."""
+
+from __future__ import annotations
+
+import random
+import sys
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+import pytest
+
+from assay.metrics.summary import SAMPLE_S, Accumulator, ComponentInfo
+from assay.thresholds.grammar import parse
+from assay.thresholds.live import LiveVerdict
+
+C = "mail.db.read"
+
+
+def sample(t: float, ios: int, lat_ms: float, dt: float = 1.0) -> dict[str, Any]:
+    return {"t": t, "dt": dt, "c": C, "ios": ios, "bytes": ios * 32768,
+            "lat_sum_ns": ios * lat_ms * 1e6, "lat_max_ns": int(lat_ms * 2e6), "behind_s": 0.0,
+            "bins": {str(int(lat_ms * 1e6)): ios} if ios else {}}
+
+
+def recount(acc: Accumulator) -> float | None:
+    """The largest 15 s average by a scan of every window (the definition)."""
+    full = [w for w in acc.windows.values() if w[2] >= SAMPLE_S / 2 and w[1]]
+    if not full:
+        full = [w for w in acc.windows.values() if w[1]]
+    return max((w[0] / w[1] / 1e6 for w in full), default=None)
+
+
+@pytest.mark.parametrize("order", ["in order", "shuffled", "idle stretches"])
+def test_the_largest_15s_average_asked_every_second_equals_a_recount(order: str) -> None:
+    rng = random.Random(7)
+    seconds = [sample(t, rng.randint(50, 150), rng.uniform(0.5, 20.0), rng.choice([1.0, 0.6]))
+               for t in range(1, 400)]
+    if order == "shuffled":  # a phase or a late sidecar may hand seconds in any order
+        rng.shuffle(seconds)
+    if order == "idle stretches":
+        seconds = [dict(s, ios=0, lat_sum_ns=0, bins={}) if 100 < s["t"] < 200 else s
+                   for s in seconds]
+    acc = Accumulator(ComponentInfo(C), 0.0, 1e9)
+    for s in seconds:
+        acc.add(s)
+        assert acc.max_sample_ms() == recount(acc)
+    assert acc.stats().lat_max_sample_ms == recount(acc)
+
+
+def test_a_run_shorter_than_half_an_interval_still_has_its_largest_average() -> None:
+    acc = Accumulator(ComponentInfo(C), 0.0, 1e9)
+    for t in (1.0, 2.0, 3.0):
+        acc.add(sample(t, 100, t))
+    assert acc.max_sample_ms() == pytest.approx(2.0)  # one partial window: its average
+    assert acc.max_sample_ms() == recount(acc)
+
+
+def lines_run(fn: Callable[[], None]) -> int:
+    """Python lines executed by fn (a deterministic measure of its cost)."""
+    count = 0
+
+    def tracer(frame: FrameType, event: str, arg: object) -> Any:
+        nonlocal count
+        if event == "line":
+            count += 1
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        fn()
+    finally:
+        sys.settrace(None)
+    return count
+
+
+def cost_of_last_minute(run_s: int) -> int:
+    """Lines the live verdict runs over the last 60 s of a run `run_s` long."""
+    thresholds = [parse(f"{C}.lat_max_sample < 50ms"), parse(f"{C}.lat_p99 < 100ms")]
+    live = LiveVerdict(thresholds, [ComponentInfo(C)], 0.0, float(run_s))
+    for t in range(1, run_s - 59):
+        live.add([sample(t, 100, 1.0 + t % 7)])
+    assert live.results and live.results[0].observed is not None
+    return lines_run(lambda: [live.add([sample(t, 100, 1.0 + t % 7)])
+                              for t in range(run_s - 59, run_s + 1)])
+
+
+def test_the_live_verdicts_cost_per_second_does_not_grow_with_the_run() -> None:
+    """Grading every second once scanned every 15 s window of the run so far: a 24 h run cost
+    5,760 windows per component per second by its end. Forty times the run, the same cost."""
+    short, long = cost_of_last_minute(300), cost_of_last_minute(12_000)
+    assert long <= short * 1.05, (short, long)
