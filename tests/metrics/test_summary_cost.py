@@ -20,10 +20,12 @@ from assay.thresholds.live import LiveVerdict
 C = "mail.db.read"
 
 
-def sample(t: float, ios: int, lat_ms: float, dt: float = 1.0) -> dict[str, Any]:
+def sample(t: float, ios: int, lat_ms: float, dt: float = 1.0,
+           bucket_ms: float | None = None) -> dict[str, Any]:
+    bucket = int((bucket_ms or lat_ms) * 1e6)
     return {"t": t, "dt": dt, "c": C, "ios": ios, "bytes": ios * 32768,
             "lat_sum_ns": ios * lat_ms * 1e6, "lat_max_ns": int(lat_ms * 2e6), "behind_s": 0.0,
-            "bins": {str(int(lat_ms * 1e6)): ios} if ios else {}}
+            "bins": {str(bucket): ios} if ios else {}}
 
 
 def recount(acc: Accumulator) -> float | None:
@@ -77,19 +79,55 @@ def lines_run(fn: Callable[[], None]) -> int:
     return count
 
 
+def second(t: int) -> dict[str, Any]:
+    """A second whose average latency is one of ~900 values (the medians' keys fill up over
+    the long run) and whose histogram bucket is one of 7 (fio's buckets are bounded)."""
+    return sample(t, 100, 1.0 + (t * 7919 % 900) / 100, bucket_ms=1.0 + t % 7)
+
+
 def cost_of_last_minute(run_s: int) -> int:
     """Lines the live verdict runs over the last 60 s of a run `run_s` long."""
     thresholds = [parse(f"{C}.lat_max_sample < 50ms"), parse(f"{C}.lat_p99 < 100ms")]
     live = LiveVerdict(thresholds, [ComponentInfo(C)], 0.0, float(run_s))
     for t in range(1, run_s - 59):
-        live.add([sample(t, 100, 1.0 + t % 7)])
+        live.add([second(t)])
     assert live.results and live.results[0].observed is not None
-    return lines_run(lambda: [live.add([sample(t, 100, 1.0 + t % 7)])
-                              for t in range(run_s - 59, run_s + 1)])
+    return lines_run(lambda: [live.add([second(t)]) for t in range(run_s - 59, run_s + 1)])
 
 
 def test_the_live_verdicts_cost_per_second_does_not_grow_with_the_run() -> None:
-    """Grading every second once scanned every 15 s window of the run so far: a 24 h run cost
-    5,760 windows per component per second by its end. Forty times the run, the same cost."""
+    """Grading every second once scanned every 15 s window of the run so far (a 24 h run:
+    5,760 windows per component per second by its end) and walked every key of the medians.
+    Forty times the run, the same cost."""
     short, long = cost_of_last_minute(300), cost_of_last_minute(12_000)
     assert long <= short * 1.05, (short, long)
+
+
+def sorted_walk(counts: dict[float, int], n: int) -> float:
+    """The median of counted keys by a walk over them all (the definition)."""
+    keys = sorted(counts)
+    lo_rank, hi_rank = (n - 1) // 2, n // 2
+    seen, lo = 0, None
+    for k in keys:
+        seen += counts[k]
+        if lo is None and seen > lo_rank:
+            lo = k
+        if seen > hi_rank:
+            return (lo + k) / 2 if lo is not None else k
+    return keys[-1]
+
+
+@pytest.mark.parametrize("shape", ["gauss", "drifting", "few values", "falling"])
+def test_the_running_median_asked_every_second_equals_a_walk_over_its_keys(shape: str) -> None:
+    from assay.metrics.summary import RunningMedian
+
+    rng = random.Random(11)
+    make = {"gauss": lambda i: rng.gauss(4200, 300),
+            "drifting": lambda i: 0.8 * (1 + i / 2000) + rng.random() * 0.05,
+            "few values": lambda i: rng.choice((1.0, 2.0, 2.0, 3.0)),
+            "falling": lambda i: 5000.0 - i * 1.7}[shape]
+    m = RunningMedian()
+    assert m.value() is None
+    for i in range(3000):
+        m.add(make(i))
+        assert m.value() == sorted_walk(m._counts, len(m)), i
