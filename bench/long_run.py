@@ -8,10 +8,15 @@ IO/s) in compressed time: the sampler, live verdict, run directory, final verdic
 all run as in a real run. Side by side it prints what the same seconds would take as plain
 NDJSON, the store before this change.
 
+Cost (`--cost [HOURS ...]`, default 2 6 24): the engine's CPU seconds per simulated hour for
+runs of each length, which must not grow with the length. CPU time of this process, not wall
+time: the figure holds on a loaded machine. The synthetic fio's own CPU is left out.
+
 Real (`--real MINUTES`): a real fio run at 6,400 IO/s (OLTP, even pacing) on a temporary
 directory, printing assay's RSS every minute: it must stay flat after the second minute.
 
     .venv/bin/python bench/long_run.py [--hours 24] [--keep]
+    .venv/bin/python bench/long_run.py --cost 2 6 24
     .venv/bin/python bench/long_run.py --real 30
 """
 
@@ -26,6 +31,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -34,7 +40,8 @@ from assay.metrics.phases import analyse
 from assay.plan.build import plan_text
 from assay.report.html import write_report
 from assay.results.blocklog import StoredRows, directory_bytes, read_rows, stored_bytes
-from assay.runners.synthetic import SyntheticRunner
+from assay.runners.base import Document
+from assay.runners.synthetic import SyntheticRun, SyntheticRunner
 from assay.verdict import closed_loop
 
 SYNTHETIC = """\
@@ -116,6 +123,59 @@ def synthetic(hours: float, keep: bool) -> None:
             shutil.rmtree(root, ignore_errors=True)
 
 
+class TimedSynthetic(SyntheticRunner):
+    """The synthetic fio, its CPU time counted apart: it is the load, not the engine."""
+
+    fio_cpu = 0.0
+
+    def start(self, *args: Any, **kwargs: Any) -> SyntheticRun:
+        run = super().start(*args, **kwargs)
+        second = run._second
+
+        def timed(t: int) -> Document:
+            c = time.process_time()
+            try:
+                return second(t)
+            finally:
+                TimedSynthetic.fio_cpu += time.process_time() - c
+
+        run._second = timed
+        return run
+
+
+def engine_cpu(hours: float) -> tuple[float, float]:
+    """(engine CPU s, synthetic fio CPU s) of a whole run of `hours`: sampler, live verdict,
+    store, final verdict, phases and report, as Engine.execute does them."""
+    seconds = int(hours * 3600)
+    text = SYNTHETIC.format(workloads="\n".join(EXCHANGE.format(i=i) for i in range(1, 5)),
+                            minutes=seconds // 60 - 10)
+    plan = plan_text(text, "day-long.yaml")
+    root = Path(tempfile.mkdtemp(prefix="assay-bench-cost-"))
+    try:
+        TimedSynthetic.fio_cpu = 0.0
+        c0 = time.process_time()
+        out = Engine(plan, RunOptions(root / "results",
+                                      runner=functools.partial(TimedSynthetic, seconds)),
+                     Console(file=io.StringIO())).execute()
+        total = time.process_time() - c0
+        assert out.status == "passed", out.reason
+        return total - TimedSynthetic.fio_cpu, TimedSynthetic.fio_cpu
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def cost(lengths: list[float]) -> None:
+    print("engine CPU per simulated hour (CPU time of this process, synthetic fio left out)")
+    first: float | None = None
+    for hours in lengths:
+        engine, fio = engine_cpu(hours)
+        per_hour = engine / hours
+        first = first or per_hour
+        print(f"  {hours:g} h run: {per_hour:6.2f} CPU s per simulated hour "
+              f"(x{per_hour / first:.2f} of the {lengths[0]:g} h run; engine {engine:.0f} s, "
+              f"synthetic fio {fio:.0f} s)", flush=True)
+
+
 def _lines(d: Path, name: str):  # noqa: ANN202 - a generator of JSON lines
     import json
     for row in read_rows(d, name):
@@ -157,8 +217,13 @@ def main() -> None:
     ap.add_argument("--hours", type=float, default=24)
     ap.add_argument("--keep", action="store_true", help="keep the synthetic run directory")
     ap.add_argument("--real", type=float, metavar="MINUTES", help="a real fio run instead")
+    ap.add_argument("--cost", type=float, nargs="*", metavar="HOURS",
+                    help="engine CPU s per simulated hour for runs of these lengths "
+                         "(default 2 6 24)")
     args = ap.parse_args()
-    if args.real:
+    if args.cost is not None:
+        cost(args.cost or [2, 6, 24])
+    elif args.real:
         real(args.real)
     else:
         synthetic(args.hours, args.keep)

@@ -12,6 +12,7 @@ medians of the per-second IOPS and average latency.
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 from collections.abc import Iterable
@@ -152,16 +153,35 @@ def median(values: list[float]) -> float | None:
 class RunningMedian:
     """The median of values added one at a time, in memory that does not grow with their
     number: values are counted per 3 significant digits (within 0.5 %), so there are at most
-    900 counters per decade of values, and asking for the median every second stays cheap."""
+    900 counters per decade of values. The keys stay sorted and a cursor follows the middle
+    one as values come, so asking for the median every second costs the same all run."""
 
     def __init__(self) -> None:
         self._counts: dict[float, int] = {}
+        self._keys: list[float] = []  # sorted
+        self._i = 0  # the key that holds the lower middle value
+        self._below = 0  # values under self._keys[self._i]
         self._n = 0
 
     def add(self, x: float) -> None:
         key = float(f"{x:.3g}")
-        self._counts[key] = self._counts.get(key, 0) + 1
+        if key not in self._counts:
+            at = bisect.bisect_left(self._keys, key)
+            self._keys.insert(at, key)
+            self._counts[key] = 0
+            if self._n and at <= self._i:
+                self._i += 1
+        self._counts[key] += 1
         self._n += 1
+        if key < self._keys[self._i]:
+            self._below += 1
+        rank = (self._n - 1) // 2  # move the cursor to the key holding this rank
+        while self._below > rank:
+            self._i -= 1
+            self._below -= self._counts[self._keys[self._i]]
+        while self._below + self._counts[self._keys[self._i]] <= rank:
+            self._below += self._counts[self._keys[self._i]]
+            self._i += 1
 
     def __len__(self) -> int:
         return self._n
@@ -169,16 +189,10 @@ class RunningMedian:
     def value(self) -> float | None:
         if not self._n:
             return None
-        keys = sorted(self._counts)
-        lo_rank, hi_rank = (self._n - 1) // 2, self._n // 2  # the middle one, or two
-        seen, lo = 0, None
-        for k in keys:
-            seen += self._counts[k]
-            if lo is None and seen > lo_rank:
-                lo = k
-            if seen > hi_rank:
-                return (lo + k) / 2 if lo is not None else k
-        return keys[-1]
+        lo = self._keys[self._i]
+        # the upper middle value (n even) is in the same key or the next one
+        hi = lo if self._below + self._counts[lo] > self._n // 2 else self._keys[self._i + 1]
+        return (lo + hi) / 2
 
 
 class Accumulator:
@@ -204,6 +218,12 @@ class Accumulator:
         self.hist = Histogram()
         # 15 s counter samples: index -> [latency sum ns, IOs, seconds covered]
         self.windows: dict[int, list[float]] = {}
+        # their largest averages so far, kept as windows close (samples move past them):
+        # asking every second then costs the open windows only, not every window of the run
+        self._open: set[int] = set()  # windows changed since they were last folded in
+        self._closed_full: float | None = None  # over closed windows of >= half an interval
+        self._closed_any: float | None = None  # over every closed window with IOs
+        self._refold = False  # a sample reopened a closed window: fold them all again
         self.second_iops = RunningMedian()
         self.second_lat = RunningMedian()
         self.clock = AcceleratorClock(info.training) if info.training else None
@@ -247,7 +267,11 @@ class Accumulator:
         if self.bursts is not None:
             self.bursts.add(s["ios"], s["bytes"], s["dt"])
         middle = s["t"] - s["dt"] / 2
-        w = self.windows.setdefault(int(max(middle - self.lo, 0.0) // SAMPLE_S), [0.0, 0, 0.0])
+        index = int(max(middle - self.lo, 0.0) // SAMPLE_S)
+        if index in self.windows and index not in self._open:
+            self._refold = True
+        self._open.add(index)
+        w = self.windows.setdefault(index, [0.0, 0, 0.0])
         w[0] += s["lat_sum_ns"]
         w[1] += s["ios"]
         w[2] += s["dt"]
@@ -260,10 +284,34 @@ class Accumulator:
     def max_sample_ms(self) -> float | None:
         """The largest 15 s average latency. A window that covers less than half an interval
         (the run's tail) is no counter sample, unless the run had no full one."""
-        full = [w for w in self.windows.values() if w[2] >= SAMPLE_S / 2 and w[1]]
-        if not full:
-            full = [w for w in self.windows.values() if w[1]]
-        return max((w[0] / w[1] / 1e6 for w in full), default=None)
+        if self._refold:  # samples out of order: every window not open is closed again
+            self._closed_full = self._closed_any = None
+            self._close(i for i in self.windows if i not in self._open)
+            self._refold = False
+        if len(self._open) > 1:  # all but the latest window are past: close them
+            latest = max(self._open)
+            self._close(i for i in self._open if i != latest)
+            self._open = {latest}
+        full, any_ = self._closed_full, self._closed_any
+        for i in self._open:
+            w = self.windows[i]
+            if w[1]:
+                avg = w[0] / w[1] / 1e6
+                any_ = avg if any_ is None else max(any_, avg)
+                if w[2] >= SAMPLE_S / 2:
+                    full = avg if full is None else max(full, avg)
+        return full if full is not None else any_
+
+    def _close(self, indices: Iterable[int]) -> None:
+        for i in indices:
+            w = self.windows[i]
+            if not w[1]:
+                continue
+            avg = w[0] / w[1] / 1e6
+            self._closed_any = avg if self._closed_any is None else max(self._closed_any, avg)
+            if w[2] >= SAMPLE_S / 2:
+                self._closed_full = avg if self._closed_full is None \
+                    else max(self._closed_full, avg)
 
     def stats(self) -> Stats:
         info, lat_max = self.info, self.lat_max
