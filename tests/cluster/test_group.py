@@ -318,3 +318,27 @@ def test_staggered_instances_are_scheduled_and_graded_from_their_own_start(tmp_p
     said = text.getvalue()
     assert "n2 db 0-8s, 3-11s; n3 db 6-14s, 9-17s" in said, said
     assert "measured 15s (graded 15.0s) after 2s warm-up" in said, said
+
+
+def test_a_lost_hosts_staggered_share_leaves_the_schedule_from_its_loss(tmp_path):
+    import copy
+    from types import SimpleNamespace
+
+    from assay.cluster.group import RunnerGroup
+
+    text = (REPLAY / "scenario.yaml").read_text().replace(
+        "load: {pacing: even}}", "load: {pacing: even}, count_per_host: 2, stagger: 3s}")
+    plan = plan_text(text, str(REPLAY / "scenario.yaml"), hosts=hosts_in(tmp_path, ["n1", "n2"]))
+    group = SimpleNamespace(plan=plan, specs=copy.deepcopy(plan.specs))
+    RunnerGroup.reschedule(group, "n2", 7.0)  # n2's instances: 6-14 s and 9-17 s
+    read = next(s for s in group.specs if s.component == "db.data.read")
+    n1 = next(s for s in plan.cluster.hosts["n1"].specs if s.component == "db.data.read")
+    for t in (0.0, 4.0, 6.5):  # before the loss: every instance running then
+        assert read.rate_at(t) == next(s for s in plan.specs
+                                       if s.component == "db.data.read").rate_at(t)
+    for t in (7.0, 8.5, 10.0, 12.0, 16.0):  # after it: n1's instances only (0-8, 3-11 s)
+        assert (read.rate_at(t) or 0) == pytest.approx(n1.rate_at(t) or 0), t
+    assert read.rate_at(7.0) == pytest.approx(560) and read.rate_at(12.0) is None
+    # the IOs due up to the loss stay due; after it, n1's
+    assert read.due(7.0) == pytest.approx(280 * 7 + 280 * 4 + 280 * 1)
+    assert read.due(11.0) == pytest.approx(read.due(7.0) + 560 * 1 + 280 * 3)
