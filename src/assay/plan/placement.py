@@ -169,7 +169,7 @@ def place(plan: Plan, hosts: list[Host]) -> tuple[Plan, dict[str, dict[str, str]
     order = {name: i for i, name in enumerate(plan.resolved.workloads)}
     jobfiles: dict[str, dict[str, str]] = {}
     host_plans: dict[str, HostPlan] = {}
-    length = plan.total_seconds  # one instance's load, from its own start
+    length = plan.warmup + plan.duration  # one instance's load, from its own start
     for hi, host in enumerate(hosts):
         streams: list[Stream] = []
         instances: dict[str, int] = {}
