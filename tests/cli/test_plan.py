@@ -79,3 +79,19 @@ def test_a_cluster_scenario_with_another_error_is_refused_with_every_problem(tmp
     shown = assay("plan", str(scenario), "--no-check", results=tmp_path / "r", cwd=tmp_path)
     assert shown.returncode == 2
     assert "workloads.db.stop" in shown.stderr and "--hosts FILE" in shown.stderr
+
+
+def test_a_staggered_placement_plans_its_load_and_its_stepping_target(tmp_path):
+    (tmp_path / "inventory.ini").write_text("".join(
+        f"n{i} ansible_host=192.0.2.{i} assay_path={tmp_path / f't{i}'}\n" for i in (1, 2, 3)))
+    (tmp_path / "s.yaml").write_text(SCENARIO.replace(
+        "load: {pacing: even}}", 'load: {pacing: even}, hosts: "1:", count_per_host: 2, '
+        "stagger: 1s}"))
+    shown = assay("plan", "s.yaml", "--hosts", "inventory.ini", "--no-check",
+                  results=tmp_path / "r", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    said = " ".join(shown.stdout.split())
+    # 4 instances of 3 s each, 1 s apart (3 at most at once): measured to the last one's end
+    assert "1s-6s measured" in said, said
+    assert "100.0 IO/s, even arrivals from 0s, up to 300.0 as the staggered instances start " \
+           "and end" in said, said

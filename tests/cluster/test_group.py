@@ -19,7 +19,8 @@ from assay.engine import Engine
 from assay.exitcodes import UserError
 from assay.hosts import inventory
 from assay.plan.build import load, plan_text
-from assay.results.rundir import read_ndjson
+from assay.report.terminal import print_summary
+from assay.results.rundir import read_ndjson, read_record
 from assay.run_options import Outcome, RunOptions
 from assay.runners import ReplayRunner
 from assay.runners.base import CommandResult, Document
@@ -248,3 +249,96 @@ def test_files_assay_did_not_create_on_a_host_are_never_written_over(tmp_path):
     out = Engine(plan, RunOptions(tmp_path / "results", runner=factory),  # assay's now
                  Console(file=io.StringIO())).execute()
     assert out.status == "passed"
+
+
+# -- stagger: each instance's schedule starts at its own start ---------------------------
+
+class StaggeredRun(SyntheticRun):
+    """A host's fio running `count_per_host` instances of the plan's jobs, each at exactly
+    its rate from its own start delay (fio's startdelay) for `seconds`."""
+
+    def __init__(self, rates: dict[str, tuple[float, float]], delays: list[float],
+                 seconds: float, start: float):
+        self._docs = []
+        for s in range(1, int(seconds + max(delays)) + 1):
+            jobs = []
+            for d in delays:
+                ran = min(max(s - d, 0.0), seconds)
+                for job, (r, w) in rates.items():
+                    jobs.append({"jobname": job, "job_runtime": ran * 1000, "error": 0, **{
+                        k: {"io_bytes": int(v * ran) * 8192,
+                            "lat_ns": {"N": int(v * ran), "mean": 1e6, "max": 1_000_000,
+                                       "bins": {"1000000": int(v * ran)}}}
+                        for k, v in (("read", r), ("write", w))}})
+            self._docs.append({"timestamp_ms": (start + s) * 1000, "jobs": jobs})
+        self._start = start
+        self.last_doc = None
+
+
+def test_staggered_instances_are_scheduled_and_graded_from_their_own_start(tmp_path):
+    text = (REPLAY / "scenario.yaml").read_text().replace(
+        "load: {pacing: even}}", 'load: {pacing: even},\n       hosts: "1:", '
+        "count_per_host: 2, stagger: 3s}") + "  each_host.db: rate\n"
+    hosts = hosts_in(tmp_path, ["n1", "n2", "n3"])
+    plan = plan_text(text, str(REPLAY / "scenario.yaml"), hosts=hosts)
+    assert plan.cluster is not None and list(plan.cluster.hosts) == ["n2", "n3"]
+    delays = {"n2": [0.0, 3.0], "n3": [6.0, 9.0]}  # the instances' places: 0, 1 | 2, 3
+    one = plan.cluster.hosts["n2"]
+    rates: dict[str, list[float]] = {}
+    for c in one.specs:  # a host's target, both its instances running, is twice one's
+        peak = max([c.target_iops or 0.0, *(v or 0.0 for _, v in c.target_steps)])
+        for job in c.jobs:
+            per = peak / one.instances["db"] / len(c.jobs)
+            rates.setdefault(job, [0.0, 0.0])[c.direction == "write"] += per
+
+    class Staggered(ReplayRunner):
+        def start(self, name, env, *, at=None, sections=()):
+            if name != "run.fio":
+                return super().start(name, env, at=at, sections=sections)
+            return StaggeredRun({j: (r, w) for j, (r, w) in rates.items()},
+                                delays[self.host], plan.warmup + plan.duration, 1_000_000.0)
+
+    out, rec = run(plan, tmp_path, lambda host, work: Staggered(REPLAY / "steady", host, work))
+    rates_graded = [t for t in rec["thresholds"] if ".iops" in t["expr"]]
+    assert rates_graded and all(t["passed"] for t in rates_graded), rates_graded
+    assert out.status == "passed", rec["thresholds"]
+    assert not rec["cluster"]["lost"]
+    # the stagger is no lag: nothing fell behind its schedule
+    behind = max(r["behind_s"] for r in read_ndjson(out.run_dir / "samples.ndjson"))
+    assert behind < 1.0, behind
+    assert not [w for w in rec.get("warnings", []) if "behind" in str(w)]
+    # the measured window covers the staggered load: warm-up 2 s to 8 s + 9 s of stagger
+    assert rec["measured_window_s"][1] == pytest.approx(17.0, abs=1.0)
+    # every host graded from its own instances' start, against its own instances' target
+    for h, g in rec["cluster"]["graded"].items():
+        assert g["thresholds"] and all(t["passed"] for t in g["thresholds"]), (h, g)
+    # the summary names each instance's window (its load on the run's axis)
+    text = io.StringIO()
+    print_summary(Console(file=text, width=200), read_record(out.run_dir), out.run_dir)
+    said = text.getvalue()
+    assert "n2 db 0-8s, 3-11s; n3 db 6-14s, 9-17s" in said, said
+    assert "measured 15s (graded 15.0s) after 2s warm-up" in said, said
+
+
+def test_a_lost_hosts_staggered_share_leaves_the_schedule_from_its_loss(tmp_path):
+    import copy
+    from types import SimpleNamespace
+
+    from assay.cluster.group import RunnerGroup
+
+    text = (REPLAY / "scenario.yaml").read_text().replace(
+        "load: {pacing: even}}", "load: {pacing: even}, count_per_host: 2, stagger: 3s}")
+    plan = plan_text(text, str(REPLAY / "scenario.yaml"), hosts=hosts_in(tmp_path, ["n1", "n2"]))
+    group = SimpleNamespace(plan=plan, specs=copy.deepcopy(plan.specs))
+    RunnerGroup.reschedule(group, "n2", 7.0)  # n2's instances: 6-14 s and 9-17 s
+    read = next(s for s in group.specs if s.component == "db.data.read")
+    n1 = next(s for s in plan.cluster.hosts["n1"].specs if s.component == "db.data.read")
+    for t in (0.0, 4.0, 6.5):  # before the loss: every instance running then
+        assert read.rate_at(t) == next(s for s in plan.specs
+                                       if s.component == "db.data.read").rate_at(t)
+    for t in (7.0, 8.5, 10.0, 12.0, 16.0):  # after it: n1's instances only (0-8, 3-11 s)
+        assert (read.rate_at(t) or 0) == pytest.approx(n1.rate_at(t) or 0), t
+    assert read.rate_at(7.0) == pytest.approx(560) and read.rate_at(12.0) is None
+    # the IOs due up to the loss stay due; after it, n1's
+    assert read.due(7.0) == pytest.approx(280 * 7 + 280 * 4 + 280 * 1)
+    assert read.due(11.0) == pytest.approx(read.due(7.0) + 560 * 1 + 280 * 3)

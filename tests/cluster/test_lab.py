@@ -203,3 +203,25 @@ def test_a_host_whose_fio_does_no_io_fails_the_run_by_name(cluster: Cluster,  # 
     assert graded["n3"]["ios"] == 0 and not graded["n3"]["passed"]
     assert any("n3 did no IO" in t["note"] for t in graded["n3"]["thresholds"])
     assert "n3" in r.stderr and "did no IO" in r.stderr
+
+
+def test_staggered_instances_run_and_are_graded_from_their_own_start(
+        cluster: Cluster, tmp_path: Path) -> None:  # noqa: F811
+    # n2 and n3, two instances each, 2 s apart: they start at 0, 2 | 4, 6 s, each for 5 s
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(OLTP.format(name="lab-stagger", warmup="1s", duration="4s", steps="",
+                                    thresholds=RATE + "\n  each_host.db.data.read.iops: "
+                                    '">= 90% target"').replace(
+        "dataset: 8MiB}", 'dataset: 8MiB, hosts: "1:", count_per_host: 2, stagger: 2s}'))
+    r = assay("run", str(scenario), "--hosts", str(cluster.inventory), "--results",
+              str(tmp_path / "res"), "--json")
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    run_dir = Path(json.loads(r.stdout)["run_dir"])
+    rec = json.loads((run_dir / "run.json").read_text())
+    assert not rec["cluster"]["lost"]
+    assert all(t["passed"] for t in rec["thresholds"]), rec["thresholds"]
+    assert not [w for w in rec.get("warnings", []) if "behind" in w], rec["warnings"]
+    start, end = rec["measured_window_s"]
+    assert start == 1.0 and abs(end - 11.0) < 0.5  # to the last instance's end
+    assert rec["cluster"]["placement"]["n3"]["windows"] == {"db": [[4, 9], [6, 11]]}
+    assert all(g["passed"] for g in rec["cluster"]["graded"].values())

@@ -60,6 +60,10 @@ def _component(plan: Plan, name: str, target: float | None) -> str:
         text = f"one instance of {stream.rstrip('0123456789')}, graded on its own"
     else:
         text = "closed loop"
+    peak = max((v or 0.0 for _, v in spec.target_steps), default=0.0)
+    if target and limited and peak > target:  # a cluster's staggered instances
+        text += f" from {format_duration(spec.start_s)}, up to {peak:,.1f} as the staggered " \
+                f"instances start and end"
     text += f", {len(jobs)} jobs, {depth} outstanding"
     if spec.start_s or spec.end_s is not None:
         end = format_duration(spec.end_s) if spec.end_s is not None else "the end"

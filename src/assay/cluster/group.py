@@ -246,23 +246,23 @@ class RunnerGroup:
 
     def reschedule(self, host: str, t: float) -> None:
         """From `t` on, the cluster's fixed rates are those of the hosts still active: each
-        component's target loses the lost host's share, and its schedule's origin moves so
-        that the IOs due up to `t` stay due (the Sampler's `behind` stays continuous)."""
+        component's target loses the lost host's share (its schedule, staggered instances
+        and all) from `t`; the IOs due up to `t` stay due (the Sampler's `behind` stays
+        continuous)."""
         assert self.plan.cluster is not None
-        share = {c.component: c.target_iops or 0.0 for c in self.plan.cluster.hosts[host].specs}
+        share = {c.component: c for c in self.plan.cluster.hosts[host].specs}
         for spec in self.specs:
-            old = spec.target_iops or 0.0
-            new = old - share.get(spec.component, 0.0)
-            if old > 0 and share.get(spec.component):  # graded: the survivors' target from t
-                spec.target_steps = (*spec.target_steps, (t, new if new > 0 else None))
-            if old <= 0 or t <= spec.start_s:
-                spec.target_iops = new if old > 0 else spec.target_iops
+            lost = share.get(spec.component)
+            if lost is None or not (lost.target_iops or lost.target_steps):
                 continue
-            if new <= 0:
-                spec.target_iops = None
-                continue
-            spec.start_s = t - old * (t - spec.start_s) / new
-            spec.target_iops = new
+            edges = sorted({t, *(x for x, _ in (*spec.target_steps, *lost.target_steps)
+                                 if x > t), *([lost.start_s] if lost.start_s > t else [])})
+            steps = [(x, v) for x, v in spec.target_steps if x < t]
+            for x in edges:
+                left = (spec.rate_at(x) or 0.0) - \
+                    ((lost.rate_at(x) or 0.0) if x >= lost.start_s else 0.0)
+                steps.append((x, round(left, 6) if left > 1e-6 else None))
+            spec.target_steps = tuple(steps)
 
     # -- the hosts as they report (actions.context.HostWatch) -----------------------------
     loss_s = LOSS_S + PROBE_S  # the longest a cut host goes undetected after its last dump

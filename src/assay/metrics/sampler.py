@@ -118,10 +118,26 @@ class ComponentSpec:
     start_s: float = 0.0  # when its load starts (phases of a micro-benchmark)
     end_s: float | None = None  # when it ends, if before the run does
     paced: bool = False  # its fio jobs are rate-limited to the target (not closed loop)
-    # the target from each time on, when it changes mid-run (a cluster's lost host)
+    # the target from each time on, when it changes mid-run (staggered instances starting
+    # and ending, a cluster's lost host): `target_iops` until the first step
     target_steps: tuple[tuple[float, float | None], ...] = ()
     training: Training | None = None  # simulated accelerators fed by it (ai-training)
     timed: bool = False  # graded by how long its bursts take (a checkpoint's save, restore)
+
+    def rate_at(self, t: float) -> float | None:
+        target = self.target_iops
+        for since, value in self.target_steps:
+            if t >= since:
+                target = value
+        return target
+
+    def due(self, t: float) -> float:
+        """The IOs its fixed-rate schedule has due by `t`: the target's integral from
+        `start_s`, step by step."""
+        edges = [self.start_s, *(since for since, _ in self.target_steps
+                                 if self.start_s < since < t), t]
+        return sum((self.rate_at(a) or 0.0) * (b - a)
+                   for a, b in zip(edges, edges[1:], strict=False) if b > a)
 
 
 class Sampler:
@@ -210,14 +226,16 @@ class Sampler:
         lat_max = max(exact_max, bucket_max) or None
         self._done[spec.component] += ios
         behind = 0.0
-        if spec.target_iops and t > spec.start_s:
-            due = spec.target_iops * (t - spec.start_s)
+        target = spec.rate_at(t)
+        if (target or spec.target_steps) and t > spec.start_s:
+            due = spec.due(t)
             # Poisson arrivals wander by ±1.96·√n around the mean schedule: not a lag
             slack = 1.96 * math.sqrt(due) if spec.poisson else 1.0
             short = due - self._done[spec.component] - slack
-            behind = max(short / spec.target_iops, 0.0)
+            pace = target or max((v or 0.0 for _, v in spec.target_steps), default=0.0)
+            behind = max(short / pace, 0.0) if pace else 0.0
         return Sample(
             component=spec.component, t=t, dt=dt, ios=ios, bytes=sum(p.bytes for p in parts),
             lat_sum_ns=sum(p.lat_sum_ns for p in parts), lat_max_ns=lat_max, hist=hist,
-            target_iops=spec.target_iops, behind_s=behind,
+            target_iops=target, behind_s=behind,
             phase="warmup" if t - dt / 2 < self.warmup_s else "run")

@@ -75,6 +75,7 @@ class Plan:
     jobfiles: dict[str, dict[str, str]] = field(default_factory=dict)  # host -> name -> text
     cluster: ClusterPlan | None = None  # the hosts of a cluster run (plan/placement.py)
     host_thresholds: list[Threshold] = field(default_factory=list)  # `each_host.` ones
+    stagger_s: float = 0.0  # the last instance's start delay (placement's `stagger`)
 
     @property
     def scenario(self) -> Scenario:
@@ -90,7 +91,9 @@ class Plan:
 
     @property
     def total_seconds(self) -> float:
-        return self.warmup + self.duration
+        """The load's length: warm-up, measured time, and the stagger of the last
+        instance of a cluster run (each instance runs warm-up + measured time)."""
+        return self.warmup + self.duration + self.stagger_s
 
     @property
     def specs(self) -> list[ComponentSpec]:
@@ -186,7 +189,7 @@ def _run_jobfile(plan: Plan) -> str:
     glob: Options = {
         **_global_options(plan),
         "time_based": True,
-        "runtime": fio_seconds(plan.total_seconds),
+        "runtime": fio_seconds(plan.warmup + plan.duration),
         "lat_percentiles": 1,  # bins for total latency (submit -> completion)
         "fallocate": "none",  # see _prefill_jobfile
         "randseed": plan.scenario.seed,

@@ -51,6 +51,8 @@ class HostPlan:
     files: list[tuple[str, int]]
     subdirs: list[str]
     specs: list[ComponentSpec]  # its components, targets scaled to its instances
+    # workload -> each instance's load on the run's axis (s), when `stagger` delays them
+    windows: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,9 @@ class ClusterPlan:
 
     def to_json(self) -> dict[str, object]:
         return {name: {**hp.host.public(), "instances": hp.instances,
-                       "files": len(hp.files)} for name, hp in self.hosts.items()}
+                       "files": len(hp.files),
+                       **({"windows": {w: [list(x) for x in v] for w, v in hp.windows.items()}}
+                          if hp.windows else {})} for name, hp in self.hosts.items()}
 
 
 def _term(text: str, n: int) -> int:
@@ -165,6 +169,7 @@ def place(plan: Plan, hosts: list[Host]) -> tuple[Plan, dict[str, dict[str, str]
     order = {name: i for i, name in enumerate(plan.resolved.workloads)}
     jobfiles: dict[str, dict[str, str]] = {}
     host_plans: dict[str, HostPlan] = {}
+    length = plan.warmup + plan.duration  # one instance's load, from its own start
     for hi, host in enumerate(hosts):
         streams: list[Stream] = []
         instances: dict[str, int] = {}
@@ -188,21 +193,53 @@ def place(plan: Plan, hosts: list[Host]) -> tuple[Plan, dict[str, dict[str, str]
                                                    (PREFILL_JOB, prefill_jobfile))}
         files = local.files
         subdirs = sorted({f.rsplit("/", 1)[0] for f, _ in files if "/" in f})
-        specs = [replace(c, target_iops=c.target_iops * instances[s.workload]
-                         if c.target_iops else None)
-                 for s in by_workload_in(plan, instances) for c in s.components]
-        host_plans[host.name] = HostPlan(host, instances, files, subdirs, specs)
+        specs = [staggered(c, [delays(plan, s.workload, on.index(host) * counts[s.workload]
+                                      + k) for k in range(instances[s.workload])], length)
+                 for s in by_workload_in(plan, instances) for c in s.components
+                 for on in [placed[s.workload]]]
+        windows = {w: [(d, d + length) for d in (
+            delays(plan, w, placed[w].index(host) * counts[w] + k) for k in range(n))]
+            for w, n in instances.items() if plan.resolved.workloads[w].stagger}
+        host_plans[host.name] = HostPlan(host, instances, files, subdirs, specs, windows)
     total = {name: len(on) * counts[name] for name, on in placed.items()}
     streams = copy.deepcopy(plan.streams)
     for s in streams:
-        for c in s.components:
-            if c.target_iops:
-                c.target_iops *= total[s.workload]
+        s.components = [staggered(c, [delays(plan, s.workload, n)
+                                      for n in range(total[s.workload])], length)
+                        for c in s.components]
     cluster = ClusterPlan(host_plans, skew_limit(plan.scenario.thresholds))
     note = ("not computed in a cluster run: it needs each IO's issue time from fio's issue "
             "logs, and those stay on each host (read back over SSH as fio writes them, they "
             "would cost the hosts' links and this machine's CPU); latency is from submission")
-    return replace(plan, streams=streams, cluster=cluster, intended_note=note), jobfiles
+    last = max((delays(plan, name, total[name] - 1) for name in total), default=0.0)
+    return replace(plan, streams=streams, cluster=cluster, intended_note=note,
+                   stagger_s=last), jobfiles
+
+
+def delays(plan: Plan, workload: str, nth: int) -> float:
+    """The start delay of a workload's `nth` instance cluster-wide (`stagger`)."""
+    return float(plan.resolved.workloads[workload].stagger) * nth
+
+
+def staggered(c: ComponentSpec, starts: list[float], length: float) -> ComponentSpec:
+    """A component run by instances starting at `starts`, each for `length` s from its own
+    start: its target is the instances' running then (steps as they start and end), its
+    schedule starts at the first one's start, and it ends with the last one."""
+    if not c.target_iops or not starts:
+        return replace(c, start_s=c.start_s + min(starts, default=0.0))
+    per, end = c.target_iops, length if c.end_s is None else c.end_s
+    spans = [(c.start_s + d, end + d) for d in starts]
+
+    def rate(t: float) -> float | None:
+        n = sum(1 for a, b in spans if a <= t < b)
+        return per * n if n else None
+
+    first = min(a for a, _ in spans)
+    edges = sorted({x for span in spans for x in span if x > first})
+    steps = tuple((x, rate(x)) for x in edges)
+    return replace(c, start_s=first, target_iops=rate(first),
+                   target_steps=steps if len(set(starts)) > 1 else (),
+                   end_s=None if c.end_s is None else max(b for _, b in spans))
 
 
 SKEW = re.compile(r"^(?:start_skew\s*)?<=?\s*(?P<v>[0-9.]+)\s*(?P<u>us|ms|s)$")

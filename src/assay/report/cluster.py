@@ -95,6 +95,11 @@ def print_cluster(console: Console, run: RunRecord, per_host: bool = True) -> No
     if worst is not None:
         line += f"; start skew worst {worst:.1f} ms"
     console.print(line)
+    windows = [f"{host} {w} " + ", ".join(f"{a:g}-{b:g}s" for a, b in spans)
+               for host, p in (c.get("placement") or {}).items()
+               for w, spans in (p.get("windows") or {}).items()]
+    if windows:  # staggered instances: each graded from its own start
+        console.print("instances (load on the run's axis): " + "; ".join(windows))
     for t in c.get("thresholds") or []:
         mark = "[green]✓[/]" if t.get("passed") else "[red]✗[/]"
         observed = t.get("observed")
