@@ -308,7 +308,6 @@ class ClusterRun:
         self.stopping = False
         self._last: Document | None = None
         self._jobs_start_ms: float | None = None
-        self._fed: set[str] = set()  # hosts whose series has had its first dump
         self._first_end: float | None = None
         self._started: dict[str, float] = {}
         self._q: queue.Queue[tuple[str, Any]] = queue.Queue()
@@ -477,7 +476,7 @@ class ClusterRun:
                 self._jobs_start_ms = max(stamp - runtime, self.t0 * 1000)
             if self.measured:  # each host's second is the merged one: one window, one clock
                 for h in fresh:
-                    self._feed_host(h, stamp, jobs)
+                    self._feed_host(h, stamp)
             self._last = merged
             if self.measured:
                 self.group.rd.append("cluster.ndjson", {
@@ -485,17 +484,12 @@ class ClusterRun:
                     "hosts": [h for h in self.order if h in self.active]})
             yield merged
 
-    def _feed_host(self, host: str, stamp: float, jobs: list[dict[str, Any]]) -> None:
-        """The host's dump to its own series, stamped with the merged dump's time; its
-        first so that its axis starts where the merged one does (the earliest jobs' start):
-        the hosts' seconds are the cluster's seconds, one window on one clock."""
-        doc = self.frozen[host]
-        if host not in self._fed:
-            self._fed.add(host)
-            run = max((float(j.get("job_runtime") or 0) for j in doc["jobs"]), default=0.0)
-            first = max((float(j.get("job_runtime") or 0) for j in jobs), default=0.0)
-            stamp -= first - run
-        self.group.series.feed(host, {**doc, "timestamp_ms": stamp}, self.t0 * 1000)
+    def _feed_host(self, host: str, stamp: float) -> None:
+        """The host's dump to its own series, stamped with the merged dump's time, on the
+        merged axis: one window on one clock."""
+        assert self._jobs_start_ms is not None
+        self.group.series.feed(host, {**self.frozen[host], "timestamp_ms": stamp},
+                               self._jobs_start_ms)
 
     def stop(self) -> None:
         self.stopping = True

@@ -30,12 +30,11 @@ class HostSeries:
         self.samples: dict[str, list[dict[str, Any]]] = {h: [] for h in plan.cluster.hosts}
 
     def feed(self, host: str, doc: dict[str, Any], jobs_start_ms: float) -> None:
-        """A host's dump stamped with the merged dump's time; its axis starts where the
-        merged one does (its sampler starts no earlier), so every host's seconds are the
-        cluster's seconds."""
+        """A host's dump stamped with the merged dump's time, on an axis that starts where the
+        merged one does: every host's seconds are the cluster's seconds."""
         sampler = self.samplers[host]
         if sampler.jobs_start_ms is None:
-            sampler.start(jobs_start_ms)
+            sampler.pin(jobs_start_ms)
         for s in sampler.feed(doc):
             self.rd.append("host_series.ndjson", {"host": host, **s.row()})
             rec = {"host": host, **s.record()}

@@ -156,6 +156,11 @@ class Sampler:
         """When fio was started; the time axis itself starts when fio's jobs do."""
         self._t0_ms = epoch_ms
 
+    def pin(self, jobs_start_ms: float) -> None:
+        """Start the axis at a given instant instead of anchoring it on the first dump: a
+        cluster host's series runs on the merged series' clock (cluster/hostseries.py)."""
+        self._jobs_start_ms = jobs_start_ms
+
     @property
     def jobs_start_ms(self) -> float | None:
         """Epoch ms at which fio's jobs began: t=0 of the series and of the schedule."""
