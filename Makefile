@@ -46,10 +46,10 @@ lint: venv
 	  src/assay/results src/assay/runners
 
 test: APT_PACKAGES = $(TEST_PACKAGES)
-# two tiers: the suite (under 25 minutes), then the Ceph lab (minutes of real daemons)
+# two tiers: the suite (under 25 minutes), then the Ceph lab and the longest end-to-end runs
 test: lint
-	$(VENV)/bin/pytest -q -p no:cacheprovider -m "not ceph"
-	$(VENV)/bin/pytest -q -p no:cacheprovider -m ceph
+	$(VENV)/bin/pytest -q -p no:cacheprovider -m "not tier2"
+	$(VENV)/bin/pytest -q -p no:cacheprovider -m tier2
 
 clean:
 	rm -rf $(VENV) results .pytest_cache .mypy_cache .ruff_cache

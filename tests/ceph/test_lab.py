@@ -34,7 +34,7 @@ from tests.sshlab import needs_netns
 needs_ceph = pytest.mark.skipif(any(shutil.which(t) is None for t in labceph.TOOLS),
                                 reason="Ceph is not installed (ceph-mon ceph-mgr ceph-osd "
                                        "ceph-common)")
-pytestmark = [needs_netns, needs_fio, needs_ceph, pytest.mark.slow, pytest.mark.ceph]
+pytestmark = [needs_netns, needs_fio, needs_ceph, pytest.mark.slow, pytest.mark.tier2]
 
 Lab = tuple[Cluster, CephLab, Path]
 

@@ -70,6 +70,7 @@ def record(r: subprocess.CompletedProcess[str]) -> tuple[Path, dict]:
     return run_dir, json.loads((run_dir / "run.json").read_text())
 
 
+@pytest.mark.tier2  # one of the suite's longest: the second tier
 def test_the_readme_path_runs_oltp_cluster_with_io_on_every_host(lab, tmp_path: Path) -> None:
     c, env = lab
     # the built-in scenario as it is (4 GiB per host), shortened in time only

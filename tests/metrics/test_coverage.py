@@ -53,3 +53,13 @@ def test_a_component_with_its_own_window_is_graded_by_every_overlapping_sample()
     late = [ComponentInfo("db.data.read", 100.0, start_s=3.0)]
     got = coverage(late, rows([1.0, 2.0, 3.5, 5.0, 6.5, 8.0]), 2.0, 8.0)
     assert got.graded_s == pytest.approx(5.0)  # its window is [3, 8]
+
+
+def test_timed_bursts_vouch_for_no_second_and_alone_are_measured_to_their_end():
+    burst = ComponentInfo("ckpt.save.write", None, timed=True)
+    samples = [{"c": "ckpt.save.write", "t": t, "dt": 1.0} for t in (1.0, 2.0)]
+    alone = coverage([burst], samples, 0.0, 30.0)  # a checkpoint's save ends after 2 s
+    assert alone.complete and alone.measured_s == pytest.approx(2.0)
+    # beside a steady component, the bursts' seconds grade nothing of its window
+    mixed = coverage([*INFO, burst], samples, 0.0, 8.0)
+    assert not mixed.complete and mixed.graded_s == 0.0

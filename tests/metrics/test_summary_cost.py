@@ -152,7 +152,7 @@ def test_a_synthetic_runs_verdict_figures_equal_a_recount_of_its_stored_seconds(
     plan = plan_text(text, "recount.yaml")
     out = Engine(plan, RunOptions(tmp_path, runner=functools.partial(SyntheticRunner, 300)),
                  Console(file=io.StringIO())).execute()
-    assert out.status == "passed", out.reason
+    assert out.status == "completed", out.reason  # no thresholds: figures only
     rows = list(read_rows(out.run_dir, "samples"))
     checked = 0
     for name, stats in out.stats.items():

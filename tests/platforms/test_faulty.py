@@ -201,6 +201,7 @@ def test_btrfs_raid1_degrades_and_replace_rebuilds(lab: labs.Lab) -> None:
     assert (fs.directory / "db.dat").read_bytes() == data
 
 
+@pytest.mark.tier2  # one of the suite's longest: the second tier
 def test_disk_failure_end_to_end(tmp_path: Path) -> None:
     skip_without_fuse()
     lab_dir = tmp_path / "labs"

@@ -74,6 +74,7 @@ def test_lab_create_list_destroy(lab_dir: Path) -> None:
     assert bad.returncode == 2 and "needs --devices 2" in bad.stderr and not loops_of(lab_dir)
 
 
+@pytest.mark.tier2  # one of the suite's longest: the second tier
 def test_snapshot_impact_on_btrfs(lab_dir: Path, tmp_path: Path) -> None:
     if mkfs_missing("btrfs"):
         pytest.skip("mkfs.btrfs is not installed")

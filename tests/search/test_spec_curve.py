@@ -61,6 +61,7 @@ thresholds:
 """
 
 
+@pytest.mark.tier2  # one of the suite's longest: the second tier
 @needs_fio
 @needs_root
 @pytest.mark.skipif(not cgroup.available(), reason="needs cgroup v1 blkio")

@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import needs_fio
 
 pytestmark = needs_fio
@@ -35,6 +37,7 @@ def read(path: Path) -> dict:
         return {}
 
 
+@pytest.mark.tier2  # one of the suite's longest: the second tier
 def test_killed_search_resumes_from_its_trials(tmp_path: Path) -> None:
     scenario = tmp_path / "resume.yaml"
     scenario.write_text(SCENARIO.format(path=tmp_path / "data"))

@@ -51,7 +51,7 @@ def test_every_saves_again_beside_training() -> None:
     ("{kind: checkpoint}", "give either `model` or `size`"),
     ("{kind: checkpoint, model: llama3-8b, size: 1GiB}", "give either `model` or `size`"),
     ("{kind: checkpoint, model: llama3-8b, start: 5s}", "start do not apply"),
-    ("{kind: checkpoint, model: llama3-8b, fraction: 2}", "less than or equal to 1"),
+    ("{kind: checkpoint, model: llama3-8b, fraction: 2}", "must be at most 1"),
     ("{kind: checkpoint, size: 1GiB, at: 2m}", "`at` (120s) is not before the end"),
 ])
 def test_what_a_checkpoint_refuses(workload: str, message: str) -> None:

@@ -9,6 +9,8 @@ A sample grades the part of the window it covers when it belongs to the window (
 in it, as `summary.Accumulator` counts it) and reaches at most EDGE_S outside; a component with
 a window of its own (idle outside it) is graded by every sample that overlaps it. Each sample
 also vouches for EDGE_S around it: fio's 1 s dumps fall anywhere on the window's edges.
+Timed bursts (a checkpoint's save and restore) are graded by their length: they vouch for no
+second, and a run of bursts alone is measured up to its last sample.
 """
 
 from __future__ import annotations
@@ -52,7 +54,10 @@ def coverage(infos: Iterable[ComponentInfo], samples: Iterable[dict[str, Any]], 
     """The seconds of [start, end] that the samples grade, over every component; a run that
     `ended_early` measured only up to its last sample."""
     windows: dict[str, tuple[float, float, bool]] = {}
+    infos = list(infos)
     for i in infos:
+        if i.timed:  # bursts (a checkpoint's save, restore), graded by their length, not by
+            continue  # the second; idle between them, and done when they are
         lo = max(start, i.start_s)
         hi = min(end, i.end_s) if i.end_s is not None else end
         if hi > lo:
@@ -77,6 +82,9 @@ def coverage(infos: Iterable[ComponentInfo], samples: Iterable[dict[str, Any]], 
             spans[-1][1] = max(spans[-1][1], b)
         else:
             spans.append([a, b])
+    if infos and all(i.timed for i in infos):  # bursts alone: measured up to the last one
+        measured = max(min(end, last) - start, 0.0)
+        return Coverage(measured, measured)
     if ended_early:
         end = min(end, last)
         spans = [[a, min(b, end)] for a, b in spans]
