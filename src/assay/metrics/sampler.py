@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.metrics.histogram import Histogram
+from assay.metrics.steps import stepped
 from assay.metrics.training import Training
 
 DIRECTIONS = ("read", "write")
@@ -125,11 +126,7 @@ class ComponentSpec:
     timed: bool = False  # graded by how long its bursts take (a checkpoint's save, restore)
 
     def rate_at(self, t: float) -> float | None:
-        target = self.target_iops
-        for since, value in self.target_steps:
-            if t >= since:
-                target = value
-        return target
+        return stepped(self.target_iops, self.target_steps, t)
 
     def due(self, t: float) -> float:
         """The IOs its fixed-rate schedule has due by `t`: the target's integral from

@@ -21,6 +21,7 @@ from typing import Any
 
 from assay.metrics.bursts import Bursts
 from assay.metrics.histogram import Histogram
+from assay.metrics.steps import stepped
 from assay.metrics.training import AcceleratorClock, Training
 
 
@@ -42,12 +43,8 @@ class ComponentInfo:
     training: Training | None = None  # simulated accelerators fed by it (ai-training)
     timed: bool = False  # graded by how long its bursts take (a checkpoint's save, restore)
 
-    def target_at(self, t: float) -> float | None:
-        target = self.target_iops
-        for since, value in self.target_steps:
-            if t >= since:
-                target = value
-        return target
+    def rate_at(self, t: float) -> float | None:
+        return stepped(self.target_iops, self.target_steps, t)
 
     @property
     def workload(self) -> str:
@@ -231,7 +228,7 @@ class Accumulator:
 
     def _due(self, s: dict[str, Any], seconds: float) -> None:
         if self.info.target_steps:
-            self.target_ios += (self.info.target_at(s["t"] - s["dt"] / 2) or 0.0) * seconds
+            self.target_ios += (self.info.rate_at(s["t"] - s["dt"] / 2) or 0.0) * seconds
 
     def add(self, s: dict[str, Any]) -> bool:
         """Count a sample of this component if it lies in the window; True when it did."""
