@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import queue
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -234,6 +235,9 @@ class RunnerGroup:
             h, r = next(iter(bad.items()))
             return CommandResult(r.returncode, "", f"{h}: {r.stderr}")
         return CommandResult(0, "".join(r.stdout for r in results.values()), "")
+
+    def agent(self, command: str, args: Sequence[str] = ()) -> subprocess.Popen[bytes]:
+        raise NotImplementedError("the agent runs per host: runners[host].agent()")
 
     def close(self) -> None:
         """Close every runner (fio stopped, remote directories removed), in parallel."""

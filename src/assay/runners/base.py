@@ -8,6 +8,7 @@ reached: LocalRunner runs fio here, ReplayRunner plays back recorded fio output 
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,6 +79,11 @@ class Runner(Protocol):
 
     def run(self, argv: Sequence[str], timeout: float = 60.0) -> CommandResult:
         """Run a command on the host."""
+
+    def agent(self, command: str, args: Sequence[str] = ()) -> subprocess.Popen[bytes]:
+        """Start an agent command on the host (assay/agent/), in the host's run directory:
+        its stdout streams JSON rows (runners/agent.py `rows`); closing its stdin or killing
+        it ends the command there."""
 
 
 def fio_outcome(rc: int, fio: FioRun) -> tuple[str, str]:

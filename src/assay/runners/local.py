@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -60,3 +61,10 @@ class LocalRunner:
         r = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout,
                            check=False)
         return CommandResult(r.returncode, r.stdout, r.stderr)
+
+    def agent(self, command: str, args: Sequence[str] = ()) -> subprocess.Popen[bytes]:
+        """The agent's command here, with this interpreter, in the host's run directory."""
+        return subprocess.Popen([sys.executable, "-m", "assay.agent", command, *args],
+                                cwd=self.workdir, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)

@@ -29,6 +29,7 @@ from typing import Any
 from assay.exitcodes import UserError
 from assay.hosts.inventory import Host
 from assay.hosts.ssh import SshError, SshHost
+from assay.runners import agent
 from assay.runners.base import CommandResult
 from assay.runners.sshfio import START, SshFioRun
 
@@ -67,6 +68,7 @@ class SshRunner:
         self._remote: str | None = None
         self._runs: list[SshFioRun] = []
         self._echo: subprocess.Popen[bytes] | None = None  # ping's session
+        self._agent = False  # the agent's archive is in the remote directory
 
     def __enter__(self) -> SshRunner:
         return self
@@ -136,13 +138,31 @@ class SshRunner:
         data = text.encode("utf-8")
         path = self.workdir / name
         path.write_bytes(data)
-        remote = f"{self.remote_dir}/{name}"
+        self.put(name, data)
+        return path
+
+    def put(self, name: str, data: bytes) -> None:
+        """Write a file into the host's run directory."""
+        remote = f"{self.remote_dir}/{_plain(name)}"
         proc = subprocess.run(self.ssh.argv(["sh", "-c", 'cat > "$1"', "assay-put", remote]),
                               input=data, capture_output=True, timeout=60, check=False)
         if proc.returncode != 0:
             raise UserError(f"{self.host}: cannot write {remote}: "
                             f"{_last(proc.stderr.decode(errors='replace'))}")
-        return path
+
+    @property
+    def python(self) -> str:
+        """The host's Python for the agent: the inventory's `ansible_python_interpreter`,
+        as Ansible's own modules use it, else `python3` on its PATH."""
+        return str(self.spec.vars.get("ansible_python_interpreter") or "python3")
+
+    def agent(self, command: str, args: Sequence[str] = ()) -> subprocess.Popen[bytes]:
+        """The agent's command on the host; its archive is written there at first use."""
+        if not self._agent:
+            self.put(agent.ARCHIVE, agent.archive())
+            self._agent = True
+        return self.ssh.popen(self._in_dir(self.python, agent.ARCHIVE, command, *args),
+                              start_new_session=True)
 
     def check_job(self, name: str, env: Mapping[str, str]) -> str | None:
         r = self.run(self._in_dir(*_env(env), self.fio, "--parse-only", _plain(name)))
@@ -201,6 +221,7 @@ class SshRunner:
             _end(self._anchor)
             self._anchor = None
             self._remote = None
+            self._agent = False
         if self._own_ssh:
             self.ssh.close()
 
@@ -216,6 +237,7 @@ class SshRunner:
                 self._anchor.wait(timeout=5)
             self._anchor = None
             self._remote = None
+            self._agent = False
         if self._own_ssh:
             self.ssh.close()
 

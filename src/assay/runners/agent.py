@@ -1,0 +1,48 @@
+"""The agent's archive (assay/agent/ as a zipapp) and its rows, for every runner.
+
+Each runner starts the agent where its fio runs: LocalRunner as `python -m assay.agent` here,
+SshRunner by writing this archive once into the run's remote directory and running it with
+the host's Python (the inventory's `ansible_python_interpreter`, else `python3`), as Ansible
+runs its modules. The archive is built from the installed package, byte for byte the same on
+every call (fixed timestamps), so each host runs exactly the code of this assay.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import json
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+ARCHIVE = "agent.pyz"
+PACKAGE = "assay_agent"  # the package's name inside the archive (its imports are relative)
+_MAIN = (f"import sys\nfrom {PACKAGE}.__main__ import main\n"
+         "sys.exit(main(sys.argv[1:]))\n")
+_EPOCH = (1980, 1, 1, 0, 0, 0)
+
+
+@functools.cache
+def archive() -> bytes:
+    """The zipapp: the agent package's modules and a __main__ that runs a command."""
+    source = Path(__file__).resolve().parent.parent / "agent"
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as z:
+        for path in sorted(source.glob("*.py")):
+            z.writestr(zipfile.ZipInfo(f"{PACKAGE}/{path.name}", _EPOCH), path.read_bytes())
+        z.writestr(zipfile.ZipInfo("__main__.py", _EPOCH), _MAIN)
+    return buffer.getvalue()
+
+
+def rows(stream: IO[bytes]) -> Iterator[dict[str, Any]]:
+    """The agent's rows as they come (one JSON object per line); a line that is not one is
+    skipped (a command's stray output must not end the run)."""
+    for line in stream:
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict):
+            yield row
