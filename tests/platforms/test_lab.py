@@ -124,6 +124,35 @@ def test_rebuild_impact_replaces_a_device(lab_dir: Path, tmp_path: Path) -> None
         run["thresholds"][1]["passed"] is False
 
 
+def test_a_lab_made_with_dir_is_run_by_its_directory(lab_dir: Path, tmp_path: Path) -> None:
+    if mkfs_missing("xfs"):
+        pytest.skip("mkfs.xfs is not installed")
+    mine = tmp_path / "mine"  # not the lab root: found by its path
+    assay("lab", "create", "xfs", "--size", "400MiB", "--dir", str(mine), lab_dir=lab_dir)
+    try:
+        scenario = tmp_path / "small.yaml"
+        scenario.write_text("""name: small
+target: {platform: xfs}
+workloads:
+  db: {kind: oltp, data_iops: 100, log_iops: 0, log_files: 0, dataset: 64MiB}
+timeline: {duration: 3s}
+thresholds:
+  - db.data.read.iops >= 50% target
+""")
+        results = tmp_path / "results"
+        proc = assay("run", str(scenario), "--lab", str(mine / "xfs"), "--warmup", "0",
+                     "--results", str(results), lab_dir=lab_dir)
+        _, run, _ = last_run(results)
+        assert run["status"] == "passed", (run.get("reason"), proc.stderr)
+        assert run["target"]["path"].startswith(str(mine / "xfs")), run["target"]
+        wrong = assay("run", str(scenario), "--lab", str(tmp_path / "none" / "xfs"),
+                      lab_dir=lab_dir, check=False)
+        assert wrong.returncode == 2 and "no lab 'xfs'" in wrong.stderr, wrong.stderr
+    finally:
+        for lab in labs.list_labs(mine):
+            labs.destroy(lab)
+
+
 @pytest.mark.skipif(not cgroup.available(), reason="needs cgroup v1 blkio")
 def test_throttle_window_slows_the_device(lab_dir: Path, tmp_path: Path) -> None:
     if mkfs_missing("xfs"):

@@ -81,11 +81,21 @@ def hcibench_sets(scn: ScenarioFile, cache: str | None, ftt: int | None) -> tupl
                  for key, value in (("cache", cache), ("ftt", ftt)) if value is not None)
 
 
-def target_edit(lab_name: str | None, target_path: str | None) -> TargetEdit | None:
+def lab_place(value: str) -> tuple[str, Path | None]:
+    """--lab's value: a lab's name under the lab root, or the directory of a lab made with
+    `assay lab create --dir` (a path): (its name, its root)."""
+    if "/" not in value:
+        return value, None
+    path = Path(value).resolve()
+    return path.name, path.parent
+
+
+def target_edit(lab_name: str | None, target_path: str | None,
+                lab_root: Path | None = None) -> TargetEdit | None:
     """--lab and --path, applied to the scenario's target."""
     if not lab_name and not target_path:
         return None
-    lab = labs.load(lab_name) if lab_name else None
+    lab = labs.load(lab_name, lab_root) if lab_name else None
 
     def edit(target: Target) -> None:
         if lab is not None:
@@ -104,9 +114,10 @@ def target_edit(lab_name: str | None, target_path: str | None) -> TargetEdit | N
                                "30s).")
 @click.option("--path", "target_path", type=click.Path(file_okay=False),
               help="Directory to run in, overriding the scenario's target path.")
-@click.option("--lab", "lab_name", help="Run on lab platform NAME (`assay lab create`): its "
-              "platform, path, devices and IOPS cap replace the scenario's target; a lab "
-              "cluster's hosts are the run's, as with --hosts and its inventory.")
+@click.option("--lab", "lab_name", help="Run on lab platform NAME (`assay lab create`; a lab "
+              "made with --dir: its directory): its platform, path, devices and IOPS cap "
+              "replace the scenario's target; a lab cluster's hosts are the run's, as with "
+              "--hosts and its inventory.")
 @click.option("--set", "sets", multiple=True, metavar="WORKLOAD.PARAM=VALUE",
               help="Override a workload parameter for this run, e.g. --set mail.dataset=64GiB "
                    "or --set db.load.pacing=poisson (repeatable; stored with the run).")
@@ -137,20 +148,21 @@ def command(scenario: str, duration: str | None, warmup: str | None, target_path
     seconds: no verdict), 4 internal error, 130 interrupted.
     """
     console = make_console(json_mode)
-    if lab_name and labcluster.is_cluster(lab_name):  # a lab cluster: its inventory
+    lab_name, lab_root = lab_place(lab_name) if lab_name else (None, None)
+    if lab_name and labcluster.is_cluster(lab_name, lab_root):  # a lab cluster: its inventory
         if hosts_file or target_path:
             raise UserError(f"--lab {lab_name} is a lab cluster: it gives the hosts and their "
                             f"paths; leave out --hosts and --path")
-        hosts_file, lab_name = Path(labcluster.load(lab_name).inventory), None
+        hosts_file, lab_name = Path(labcluster.load(lab_name, lab_root).inventory), None
     hosts = inventory.load(hosts_file) if hosts_file else None
-    if lab_name and hosts is None and labceph.is_ceph(lab_name):  # a Ceph lab: on its hosts
-        hosts, lab_name = inventory.load(labceph.inventory_of(lab_name)), None
+    if lab_name and hosts is None and labceph.is_ceph(lab_name, lab_root):  # a Ceph lab
+        hosts, lab_name = inventory.load(labceph.inventory_of(lab_name, lab_root)), None
     if hosts is not None and (target_path or lab_name):
         raise UserError("--hosts runs on each host's assay_path: leave out --path and --lab")
     try:  # the lab's platform may lack an action the scenario asks for: checked in planning
         plan = planned(scenario, sets, duration_value(duration),
                        duration_value(warmup, "--warmup", allow_zero=True),
-                       target_edit(lab_name, target_path), cache, ftt, hosts)
+                       target_edit(lab_name, target_path, lab_root), cache, ftt, hosts)
     except ScenarioInvalid as e:
         raise scenario_error(e) from None
     target = plan.scenario.target
