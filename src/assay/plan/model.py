@@ -172,7 +172,7 @@ def device_offsets(plan: Plan) -> dict[str, int]:
 def _on_device(plan: Plan, jobs: list[FioJob]) -> list[FioJob]:
     device = plan.scenario.target.device
     if rbdjobs.on_rbd(plan.scenario.target):
-        return rbdjobs.on_images(plan, jobs)
+        return rbdjobs.on_images(plan.name, plan.files, jobs)
     if not device:
         return jobs
     offsets = device_offsets(plan)
