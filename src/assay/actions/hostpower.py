@@ -8,6 +8,7 @@ from pathlib import Path
 
 from assay.actions.command import render
 from assay.actions.context import ActionContext
+from assay.hosts.selection import one_host
 from assay.platforms.fsbase import ActionFailed
 
 SECRET = re.compile(r"pass|secret|token|key", re.IGNORECASE)
@@ -15,8 +16,6 @@ CONFIRM_S = 15.0  # beyond the loss time, how long host_fail waits for the loss
 
 
 def perform(what: str, host: str, template: str | None, ctx: ActionContext) -> str:
-    from assay.plan.placement import one_host
-
     host = one_host(host, list(ctx.hosts.values())) or host  # a name, or an index ("-1")
     spec = ctx.hosts.get(host)
     if spec is None:
