@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
-from assay.fio.jobfile import FioJob
 from assay.metrics.histogram import Histogram
 from assay.metrics.sampler import ComponentSpec
 from assay.metrics.schedule import Schedule
@@ -370,11 +369,16 @@ def due_latency(run_dir: Path, components: Mapping[str, tuple[list[str], float, 
     return out
 
 
+class JobOptions(Protocol):
+    @property
+    def options(self) -> Mapping[str, object]: ...
+
+
 class Timed(Protocol):
     """What due_windows reads of a plan (plan/model.py's Plan), without importing plan."""
 
     @property
-    def jobs(self) -> Mapping[str, FioJob]: ...
+    def jobs(self) -> Mapping[str, JobOptions]: ...
     @property
     def specs(self) -> Sequence[ComponentSpec]: ...
     @property
