@@ -9,6 +9,7 @@ from pathlib import Path
 from assay.actions.command import render
 from assay.actions.context import ActionContext
 from assay.hosts.selection import one_host
+from assay.platforms import labcluster
 from assay.platforms.fsbase import ActionFailed
 
 SECRET = re.compile(r"pass|secret|token|key", re.IGNORECASE)
@@ -35,8 +36,6 @@ def perform(what: str, host: str, template: str | None, ctx: ActionContext) -> s
         raise ActionFailed(f"host_{what} {host}: give `run:` a command that does it on this "
                            f"platform (IPMI, virsh, a cloud CLI); only a lab cluster is "
                            f"driven without one")
-    from assay.platforms import labcluster
-
     cluster = labcluster.load(Path(str(lab)).name, Path(str(lab)).parent)
     (labcluster.host_fail if what == "fail" else labcluster.host_recover)(cluster, host)
     return f"lab {cluster.name}: {host} link {'down' if what == 'fail' else 'up'}"
