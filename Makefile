@@ -53,4 +53,4 @@ test: lint
 	$(VENV)/bin/pytest -q -p no:cacheprovider -m tier2
 
 clean:
-	rm -rf $(VENV) results .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) results .pytest_cache .mypy_cache .ruff_cache .import_linter_cache .grimp_cache

@@ -10,6 +10,7 @@ layers; this counts the circles themselves and names them when there are any.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -66,9 +67,10 @@ def package_of(module: str) -> str:
     return ".".join(module.split(".")[:2])
 
 
+@functools.cache
 def assay_graphs() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
     """assay's imports between modules, and between its top-level packages."""
-    graph = grimp.build_graph("assay")
+    graph = grimp.build_graph("assay", cache_dir=None)  # no cache left in the tree
     modules: dict[str, set[str]] = defaultdict(set)
     packages: dict[str, set[str]] = defaultdict(set)
     for m in graph.modules:
