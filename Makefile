@@ -44,6 +44,7 @@ lint: venv
 	$(VENV)/bin/mypy
 	$(VENV)/bin/mypy --strict src/assay/scenario src/assay/plan src/assay/metrics \
 	  src/assay/results src/assay/runners
+	$(VENV)/bin/lint-imports  # the import contracts: layers, no circle (pyproject.toml)
 
 test: APT_PACKAGES = $(TEST_PACKAGES)
 # two tiers: the suite (under 25 minutes), then the Ceph lab and the longest end-to-end runs
@@ -52,4 +53,4 @@ test: lint
 	$(VENV)/bin/pytest -q -p no:cacheprovider -m tier2
 
 clean:
-	rm -rf $(VENV) results .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) results .pytest_cache .mypy_cache .ruff_cache .import_linter_cache .grimp_cache

@@ -38,7 +38,7 @@ from assay.platforms import driver
 from assay.platforms.lock import TargetLock
 from assay.platforms.safety import check_block_device, check_files, device_state_dir
 from assay.postgres.sidecar import Sidecars, fio_specs
-from assay.prefill import prefill
+from assay.prefill import data_hash, prefill
 from assay.progress import live_line
 from assay.report.html import write_report
 from assay.results.blocklog import RunStreams, StoredRows, directory_bytes, read_rows
@@ -166,7 +166,8 @@ class Engine:
             self.cgroup = BlkioGroup(f"assay/{rd.id}").create()
             self.platform.apply_limits(self.cgroup)
             self.info["target"]["blkio_limits"] = self.cgroup.limits()
-        self.integrity = integrity.open_session(plan, rd.id, directory, rd.path, direct)
+        self.integrity = integrity.open_session(plan.resolved, plan.streams, rd.id, directory,
+                                                rd.path, direct, lambda f: data_hash(plan, f))
         rd.write_record(parse_record(self.info))
         return directory
 

@@ -18,6 +18,7 @@ from assay.platforms.base import Platform
 from assay.results.rundir import RunDir
 from assay.runners import LocalRunner, Runner
 from assay.thresholds.evaluate import Result
+from assay.timeline import build
 
 
 class Timeline(Protocol):
@@ -46,8 +47,6 @@ RunnerFactory = Callable[[str, Path], Runner]
 def default_timeline(plan: Plan, platform: Platform, rd: RunDir,
                      group: BlkioGroup | None) -> Timeline | None:
     """The scenario's own `timeline.steps` (assay.timeline), so no caller can forget them."""
-    from assay.timeline import build
-
     return build(plan, platform, rd, group)
 
 

@@ -8,9 +8,9 @@ import re
 import pytest
 
 from assay.hosts import inventory
+from assay.hosts.selection import PlacementError, select
 from assay.plan import RUN_JOB
 from assay.plan.build import load, plan_text
-from assay.plan.placement import PlacementError, select
 from assay.scenario.yamlsource import ScenarioInvalid
 
 INVENTORY = """\

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from assay.actions.command import render
 from assay.actions.context import ActionContext
+from assay.hosts.selection import one_host
+from assay.platforms import labcluster
 from assay.platforms.fsbase import ActionFailed
 
 SECRET = re.compile(r"pass|secret|token|key", re.IGNORECASE)
@@ -15,8 +17,6 @@ CONFIRM_S = 15.0  # beyond the loss time, how long host_fail waits for the loss
 
 
 def perform(what: str, host: str, template: str | None, ctx: ActionContext) -> str:
-    from assay.plan.placement import one_host
-
     host = one_host(host, list(ctx.hosts.values())) or host  # a name, or an index ("-1")
     spec = ctx.hosts.get(host)
     if spec is None:
@@ -36,8 +36,6 @@ def perform(what: str, host: str, template: str | None, ctx: ActionContext) -> s
         raise ActionFailed(f"host_{what} {host}: give `run:` a command that does it on this "
                            f"platform (IPMI, virsh, a cloud CLI); only a lab cluster is "
                            f"driven without one")
-    from assay.platforms import labcluster
-
     cluster = labcluster.load(Path(str(lab)).name, Path(str(lab)).parent)
     (labcluster.host_fail if what == "fail" else labcluster.host_recover)(cluster, host)
     return f"lab {cluster.name}: {host} link {'down' if what == 'fail' else 'up'}"

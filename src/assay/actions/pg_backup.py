@@ -23,6 +23,7 @@ from pydantic import Field
 
 from assay.actions.context import ActionContext, Stopped
 from assay.platforms.fsbase import ActionFailed
+from assay.postgres.sidecar import ACTIVE  # the run's databases, by (run id, workload)
 from assay.scenario.models import Size, StepBase
 
 POLL_S = 0.2
@@ -46,8 +47,6 @@ def _size(path: Path) -> int:
 
 
 def run(p: Params, ctx: ActionContext) -> str:
-    from assay.postgres.sidecar import ACTIVE  # the run's databases, by (run id, workload)
-
     running = {w: load for (rid, w), load in ACTIVE.items() if rid == ctx.run_id}
     name = p.workload or (next(iter(running)) if len(running) == 1 else None)
     load = running.get(name or "")

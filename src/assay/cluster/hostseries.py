@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from assay import verdict
 from assay.metrics.sampler import Sampler, stored_line
 from assay.plan import Plan
 from assay.results.rundir import RunDir
@@ -54,8 +55,6 @@ class HostSeries:
     def grade(self, steps: Sequence[dict[str, Any]], lost: dict[str, dict[str, Any]]) \
             -> dict[str, Any]:
         """Per host: its statistics and results (run.json `cluster.hosts_graded`)."""
-        from assay.verdict import grade  # verdict imports the plan; keep this module light
-
         out: dict[str, Any] = {}
         for host, samples in self.samples.items():
             plan = self.host_plan(host)
@@ -65,7 +64,7 @@ class HostSeries:
                                                                                "between")]
                 plan = replace(plan, thresholds=[t for t in plan.thresholds
                                                  if t.text not in skipped])
-            v = grade(plan, samples, steps, [])
+            v = verdict.grade(plan, samples, steps, [])
             results = list(v.results)
             ios = sum(int(s.get("ios") or 0) for s in samples)
             if ios == 0:

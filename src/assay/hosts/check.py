@@ -15,9 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.hosts.devicerules import device_problems, refusal
 from assay.hosts.inventory import Host
 from assay.hosts.ssh import SshError, SshHost
-from assay.platforms.safety import device_problems, refusal
 
 FIO_MIN = (3, 33)
 CLOCK_WARN = 0.1  # seconds: per-second series of two hosts would no longer line up

@@ -30,7 +30,7 @@ from typing import IO, Any
 
 from assay.exitcodes import UserError
 from assay.hosts.inventory import Host
-from assay.runners.base import CommandResult
+from assay.hosts.result import CommandResult
 
 CONNECT_TIMEOUT = 5
 CONTROL_PREFIX = "assay-ssh-"  # the control directory, in the temporary directory

@@ -1,27 +1,30 @@
 """The engine's hooks into integrity mode: a session for a plan, and its end whatever ends the
-run."""
+run. It takes the plan's parts, not the Plan (plan/ imports integrity/, not the reverse)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from assay.integrity.check import writing
 from assay.integrity.fiojobs import headed_files
 from assay.integrity.session import Session, settings
-from assay.plan import Plan
-from assay.prefill import data_hash
+from assay.scenario.models import ResolvedScenario
+from assay.workloads.base import Stream
 
 
-def open_session(plan: Plan, run_id: str, directory: Path, run_dir: Path,
-                 direct: bool) -> Session | None:
-    """The run's session, or None when no workload is in integrity mode."""
-    spec, chosen = settings(plan.resolved, writing(plan.streams))
+def open_session(resolved: ResolvedScenario, streams: list[Stream], run_id: str,
+                 directory: Path, run_dir: Path, direct: bool,
+                 data_hash: Callable[[str], str]) -> Session | None:
+    """The run's session, or None when no workload is in integrity mode (`data_hash`: a
+    prefilled file's content hash, prefill.py's)."""
+    spec, chosen = settings(resolved, writing(streams))
     if not chosen:
         return None
-    files = headed_files(plan.streams)
-    return Session(run_id, spec, chosen, directory, run_dir, direct, plan.scenario.seed, files,
-                   {f.name: data_hash(plan, f.name) for f in files})
+    files = headed_files(streams)
+    return Session(run_id, spec, chosen, directory, run_dir, direct, resolved.scenario.seed,
+                   files, {f.name: data_hash(f.name) for f in files})
 
 
 def close(session: Session, status: str) -> dict[str, Any]:

@@ -30,17 +30,15 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 from assay.metrics.histogram import Histogram
+from assay.metrics.sampler import ComponentSpec
 from assay.metrics.schedule import Schedule
 from assay.results.blocklog import BlockLog, read_rows
-
-if TYPE_CHECKING:
-    from assay.plan import Plan
 
 STREAM = "lags"
 IOLOG_SUFFIX = ".iolog"
@@ -371,7 +369,25 @@ def due_latency(run_dir: Path, components: Mapping[str, tuple[list[str], float, 
     return out
 
 
-def due_windows(plan: Plan) -> dict[str, tuple[list[str], float, float]]:
+class JobOptions(Protocol):
+    @property
+    def options(self) -> Mapping[str, object]: ...
+
+
+class Timed(Protocol):
+    """What due_windows reads of a plan (plan/model.py's Plan), without importing plan."""
+
+    @property
+    def jobs(self) -> Mapping[str, JobOptions]: ...
+    @property
+    def specs(self) -> Sequence[ComponentSpec]: ...
+    @property
+    def warmup(self) -> float: ...
+    @property
+    def total_seconds(self) -> float: ...
+
+
+def due_windows(plan: Timed) -> dict[str, tuple[list[str], float, float]]:
     """Components whose every job is fixed-rate and logs its issues (the per-database views
     of a workload too): name -> (jobs, window)."""
     jobs = plan.jobs

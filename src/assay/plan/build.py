@@ -18,6 +18,7 @@ from assay import actions as action_registry
 from assay import workloads
 from assay.fio.jobfile import fio_seconds
 from assay.hosts.inventory import Host
+from assay.hosts.selection import PlacementError, one_host
 from assay.integrity.check import check as check_integrity
 from assay.integrity.check import writing
 from assay.integrity.fiojobs import apply as add_headers
@@ -26,7 +27,7 @@ from assay.metrics.duetime import IOLOG_SUFFIX, paced_jobs
 from assay.metrics.summary import ComponentInfo
 from assay.plan.limits import check as check_rates
 from assay.plan.model import Plan, path_problem, render_jobfiles
-from assay.plan.placement import PlacementError, one_host, place
+from assay.plan.placement import in_subdir, place
 from assay.plan.sources import read_scenario
 from assay.plan.steps import check_steps
 from assay.platforms import platformstate
@@ -207,17 +208,6 @@ def in_window(streams: list[Stream], warmup: float, start: float, stop: float | 
             job.options["runtime"] = fio_seconds(end - begin)
         for c in s.components:
             c.start_s, c.end_s = begin, (end if stop is not None else None)
-
-
-def in_subdir(streams: list[Stream], subdir: str) -> None:
-    """A workload's files go to `subdir/` of the target (e.g. its own btrfs subvolume)."""
-    for s in streams:
-        for f in s.files:
-            f.name = f"{subdir}/{f.name}"
-        for job in s.jobs:
-            if "filename" in job.options:
-                names = str(job.options["filename"]).split(":")
-                job.options["filename"] = ":".join(f"{subdir}/{n}" for n in names)
 
 
 def _thresholds(resolved: ResolvedScenario, components: list[ComponentInfo],

@@ -13,10 +13,10 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from assay.exitcodes import UserError
 from assay.fio.jobfile import FioJob, Options, fio_seconds, render
+from assay.hosts.inventory import Host
 from assay.integrity.fiojobs import prefill_options
 from assay.metrics.sampler import ComponentSpec
 from assay.metrics.summary import ComponentInfo
@@ -25,9 +25,6 @@ from assay.scenario.models import ResolvedScenario, Scenario
 from assay.scenario.units import format_duration, format_size
 from assay.thresholds.grammar import Threshold
 from assay.workloads.base import Stream
-
-if TYPE_CHECKING:
-    from assay.plan.placement import ClusterPlan
 
 LOCAL = "local"
 TARGET_VAR = "ASSAY_TARGET"  # the target directory, escaped for fio (`:` as `\:`)
@@ -61,6 +58,35 @@ def variables(directory: Path, direct: bool) -> dict[str, str]:
     if problem := path_problem(text):
         raise UserError(problem)
     return {TARGET_VAR: text.replace(":", "\\:"), DIRECT_VAR: str(int(direct))}
+
+
+@dataclass(frozen=True)
+class HostPlan:
+    """What one host runs: instances per workload, the files (relative to its target)."""
+
+    host: Host
+    instances: dict[str, int]  # workload -> count on this host
+    files: list[tuple[str, int]]
+    subdirs: list[str]
+    specs: list[ComponentSpec]  # its components, targets scaled to its instances
+    # workload -> each instance's load on the run's axis (s), when `stagger` delays them
+    windows: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ClusterPlan:
+    hosts: dict[str, HostPlan] = field(default_factory=dict)  # in inventory order
+    skew_limit_ms: float | None = None  # `start_skew: "< 10ms"`: the worst start skew
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.hosts)
+
+    def to_json(self) -> dict[str, object]:
+        return {name: {**hp.host.public(), "instances": hp.instances,
+                       "files": len(hp.files),
+                       **({"windows": {w: [list(x) for x in v] for w, v in hp.windows.items()}}
+                          if hp.windows else {})} for name, hp in self.hosts.items()}
 
 
 @dataclass(frozen=True)
@@ -172,7 +198,7 @@ def device_offsets(plan: Plan) -> dict[str, int]:
 def _on_device(plan: Plan, jobs: list[FioJob]) -> list[FioJob]:
     device = plan.scenario.target.device
     if rbdjobs.on_rbd(plan.scenario.target):
-        return rbdjobs.on_images(plan, jobs)
+        return rbdjobs.on_images(plan.name, plan.files, jobs)
     if not device:
         return jobs
     offsets = device_offsets(plan)

@@ -19,110 +19,24 @@ from __future__ import annotations
 
 import copy
 import re
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from dataclasses import replace
 
 from assay.fio.jobfile import fio_seconds
 from assay.hosts.inventory import Host
+from assay.hosts.selection import PlacementError, select
 from assay.metrics.sampler import ComponentSpec
+from assay.plan.model import (
+    PREFILL_JOB,
+    RUN_JOB,
+    ClusterPlan,
+    HostPlan,
+    Plan,
+    prefill_jobfile,
+    run_jobfile,
+)
 from assay.workloads.base import Stream
 
-if TYPE_CHECKING:
-    from assay.plan.model import Plan
-
-SLICE = re.compile(r"^\s*(?P<a>[-0-9n/+ ]*)\s*(?::\s*(?P<b>[-0-9n/+ ]*))?\s*$")
-TERM = re.compile(r"^(?:(?P<int>-?\d+)|n(?:\s*/\s*(?P<div>\d+))?(?:\s*(?P<sign>[-+])\s*"
-                  r"(?P<add>\d+))?)$")
 UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
-
-
-class PlacementError(ValueError):
-    def __init__(self, message: str, workload: str = ""):
-        super().__init__(message)
-        self.workload = workload
-
-
-@dataclass(frozen=True)
-class HostPlan:
-    """What one host runs: instances per workload, the files (relative to its target)."""
-
-    host: Host
-    instances: dict[str, int]  # workload -> count on this host
-    files: list[tuple[str, int]]
-    subdirs: list[str]
-    specs: list[ComponentSpec]  # its components, targets scaled to its instances
-    # workload -> each instance's load on the run's axis (s), when `stagger` delays them
-    windows: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ClusterPlan:
-    hosts: dict[str, HostPlan] = field(default_factory=dict)  # in inventory order
-    skew_limit_ms: float | None = None  # `start_skew: "< 10ms"`: the worst start skew
-
-    @property
-    def names(self) -> list[str]:
-        return list(self.hosts)
-
-    def to_json(self) -> dict[str, object]:
-        return {name: {**hp.host.public(), "instances": hp.instances,
-                       "files": len(hp.files),
-                       **({"windows": {w: [list(x) for x in v] for w, v in hp.windows.items()}}
-                          if hp.windows else {})} for name, hp in self.hosts.items()}
-
-
-def _term(text: str, n: int) -> int:
-    m = TERM.match(text.strip())
-    if not m:
-        raise PlacementError(f"{text!r} is not an index (0, -1, n, n/2, n-1)")
-    if m.group("int") is not None:
-        return int(m.group("int"))
-    value = n // int(m.group("div")) if m.group("div") else n
-    if m.group("add"):
-        value += int(m.group("add")) * (1 if m.group("sign") == "+" else -1)
-    return value
-
-
-def select(spec: str | list[str] | None, hosts: list[Host]) -> list[Host]:
-    """The hosts a workload's `hosts:` picks, in inventory order (PlacementError if none)."""
-    names = [h.name for h in hosts]
-    if spec is None or spec == "all":
-        return list(hosts)
-    if isinstance(spec, list):
-        unknown = [s for s in spec if s not in names]
-        if unknown:
-            raise PlacementError(f"not in the inventory: {', '.join(map(str, unknown))} "
-                                 f"(hosts: {', '.join(names)})")
-        return [h for h in hosts if h.name in spec]
-    if spec in names:
-        return [h for h in hosts if h.name == spec]
-    groups = {g for h in hosts for g in h.groups}
-    if spec in groups:
-        return [h for h in hosts if spec in h.groups]
-    m = SLICE.match(spec)
-    if not m or not spec.strip():
-        raise PlacementError(f"{spec!r} is neither all, an index, a slice, a host nor a group")
-    n = len(hosts)
-    if m.group("b") is None:  # one index
-        i = _term(m.group("a"), n)
-        if not -n <= i < n:
-            raise PlacementError(f"index {spec!r} is outside the {n} hosts")
-        return [hosts[i]]
-    a = _term(m.group("a"), n) if m.group("a").strip() else 0
-    b = _term(m.group("b"), n) if m.group("b").strip() else n
-    picked = hosts[a:b]
-    if not picked:
-        raise PlacementError(f"slice {spec!r} picks none of the {n} hosts")
-    return picked
-
-
-def one_host(spec: str, hosts: list[Host]) -> str | None:
-    """The one host a step names (`n3`, or an index such as `-1`: the last), or None."""
-    try:
-        picked = select(spec, hosts)
-    except PlacementError:
-        return None
-    return picked[0].name if len(picked) == 1 else None
 
 
 def host_dir(host: str, k: int) -> str:
@@ -130,10 +44,19 @@ def host_dir(host: str, k: int) -> str:
     return f"{UNSAFE.sub('_', host)[:48]}.{k}"
 
 
+def in_subdir(streams: list[Stream], subdir: str) -> None:
+    """A workload's files go to `subdir/` of the target (e.g. its own btrfs subvolume)."""
+    for s in streams:
+        for f in s.files:
+            f.name = f"{subdir}/{f.name}"
+        for job in s.jobs:
+            if "filename" in job.options:
+                names = str(job.options["filename"]).split(":")
+                job.options["filename"] = ":".join(f"{subdir}/{n}" for n in names)
+
+
 def _instance(streams: list[Stream], subdir: str, delay: float, seed: int | None) \
         -> list[Stream]:
-    from assay.plan.build import in_subdir  # build imports this module
-
     out = copy.deepcopy(streams)
     in_subdir(out, subdir)
     for s in out:
@@ -150,8 +73,6 @@ def _instance(streams: list[Stream], subdir: str, delay: float, seed: int | None
 def place(plan: Plan, hosts: list[Host]) -> tuple[Plan, dict[str, dict[str, str]]]:
     """The cluster plan (components' targets scaled to every instance) and each host's job
     files. PlacementError names the workload whose placement is wrong."""
-    from assay.plan.model import PREFILL_JOB, RUN_JOB, prefill_jobfile, run_jobfile
-
     by_workload: dict[str, list[Stream]] = {}
     for s in plan.streams:
         by_workload.setdefault(s.workload, []).append(s)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from assay.exitcodes import UserError
+from assay.platforms import faulty
 from assay.platforms.fsbase import ActionFailed, FsPlatform, Runner, run_command
 
 SUBVOLUME_INODE = 256  # the root directory of every btrfs subvolume has this inode number
@@ -161,8 +162,6 @@ class Driver(FsPlatform):
 
 
 def _faulted(options: dict[str, Any], device: str) -> bool:
-    from assay.platforms import faulty
-
     return faulty.faulted(options, device)
 
 

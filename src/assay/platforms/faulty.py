@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.exitcodes import UserError
-from assay.platforms.fsbase import ActionFailed
+from assay.platforms.errors import ActionFailed
 
 FAULT_OPS = ("fail", "slow", "corrupt", "heal")
 CAPABILITIES = frozenset(f"device.{op}" for op in FAULT_OPS)

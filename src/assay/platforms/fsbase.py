@@ -17,21 +17,15 @@ from typing import Any, ClassVar
 
 from assay.exitcodes import UserError
 from assay.hosts.fingerprint import mount_of
+from assay.platforms import faulty
 from assay.platforms.base import Platform
+from assay.platforms.errors import ActionFailed, StepTimeout
 from assay.scenario.models import Target
 
 # argv (or a shell string) -> combined output; raises ActionFailed on a non-zero exit
 Runner = Callable[[Sequence[str] | str], str]
 
 SNAPSHOT_DIR = ".assay-snapshots"  # inside the target directory, so on the same filesystem
-
-
-class ActionFailed(Exception):
-    """A platform operation did not work; the message says what and shows its output."""
-
-
-class StepTimeout(ActionFailed):
-    pass
 
 
 def run_command(cmd: Sequence[str] | str, timeout: float | None = None) -> str:
@@ -133,8 +127,6 @@ class FsPlatform(Platform):
 
     def fault(self, op: str, device: str, spec: dict[str, Any]) -> str:
         """fail / slow / corrupt / heal a device of a faulty lab (IO from now on)."""
-        from assay.platforms import faulty
-
         return faulty.apply(self.target.options, op, device, spec)
 
     def operation(self, run: Runner, what: str) -> str:

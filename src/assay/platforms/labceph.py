@@ -29,7 +29,7 @@ import subprocess
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -37,13 +37,12 @@ from assay.exitcodes import UserError
 from assay.platforms import cephstate, labcluster
 from assay.platforms.lab import lab_root
 from assay.platforms.labceph_teardown import daemon_pids, destroy, stop_daemon
+from assay.platforms.labcephstate import STATE, CephLab, load_dir
 from assay.platforms.labcluster import Cluster
 
 __all__ = ["CephLab", "create", "daemon_pids", "destroy", "inventory_of", "is_ceph", "load",
            "load_dir", "start_osd", "stop_daemon", "summary", "wait_healthy"]
 
-STATE = "ceph.json"
-POOL = "assay"
 PG_NUM = 32
 OSD_BYTES = 10 << 30  # sparse: ~1.3-2 GiB used per OSD with a 1 GiB image x3
 HOST_FS = 64 << 20  # each host's small ext4 (its assay_path): fio's files for CephFS-less runs
@@ -97,38 +96,6 @@ osd recovery sleep hdd = 0
 """
 
 
-@dataclass
-class CephLab:
-    name: str
-    root: str
-    fsid: str = ""
-    mon: str = ""  # the first host's address: monitor and manager
-    pool: str = POOL
-    osds: dict[str, int] = field(default_factory=dict)  # host -> its OSD id
-    status: str = "creating"
-    bringup_s: float = 0.0
-
-    @property
-    def conf(self) -> str:
-        return str(Path(self.root) / "ceph.conf")
-
-    @property
-    def keyring(self) -> str:
-        return str(Path(self.root) / "keyring")
-
-    def save(self) -> None:
-        tmp = Path(self.root) / f".{STATE}.tmp"
-        tmp.write_text(json.dumps({"schema_version": 1, **asdict(self)}, indent=2) + "\n",
-                       encoding="utf-8")
-        tmp.replace(Path(self.root) / STATE)
-
-    def target(self) -> dict[str, Any]:
-        """The scenario target for runs on this lab (the driver in platforms/ceph.py)."""
-        return {"platform": "ceph", "options": {"conf": self.conf, "keyring": self.keyring,
-                                                "pool": self.pool, "client": "admin",
-                                                "lab": self.root}}
-
-
 def is_ceph(name: str, root: Path | None = None) -> bool:
     return ((root or lab_root()) / name / STATE).exists()
 
@@ -140,15 +107,6 @@ def inventory_of(name: str, root: Path | None = None) -> Path:
 def load(name: str, root: Path | None = None) -> tuple[Cluster, CephLab]:
     c = labcluster.load(name, root)
     return c, load_dir(Path(c.root))
-
-
-def load_dir(d: Path) -> CephLab:
-    try:
-        data = json.loads((d / STATE).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise UserError(f"{d} is not a Ceph lab ({STATE}: {e})") from None
-    data.pop("schema_version", None)
-    return CephLab(**data)
 
 
 def ceph(lab: CephLab, *args: str, timeout: float = 60.0) -> str:

@@ -8,14 +8,11 @@ import os
 import signal
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from assay.exitcodes import UserError
 from assay.platforms import labcluster
-
-if TYPE_CHECKING:
-    from assay.platforms.labceph import CephLab
-    from assay.platforms.labcluster import Cluster
+from assay.platforms.labcephstate import CephLab, load_dir
+from assay.platforms.labclusterstate import Cluster
 
 
 def daemon_pids(lab: CephLab) -> dict[str, int]:
@@ -49,8 +46,6 @@ def destroy(c: Cluster) -> list[str]:
     """Kill the Ceph daemons (SIGKILL: the lab's data goes anyway), then the lab cluster."""
     done: list[str] = []
     with contextlib.suppress(UserError):
-        from assay.platforms.labceph import load_dir
-
         lab = load_dir(Path(c.root))
         pids = daemon_pids(lab)
         for name in pids:

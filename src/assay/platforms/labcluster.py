@@ -26,7 +26,7 @@ import shutil
 import socket
 import subprocess
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +36,8 @@ __all__ = ["Cluster", "ClusterHost", "create", "destroy", "host_fail", "host_rec
 from assay.exitcodes import UserError
 from assay.platforms.lab import NAME, _attach, _sh, lab_root
 from assay.platforms.labcluster_teardown import destroy, host_fail, host_recover
+from assay.platforms.labclusterstate import STATE, Cluster, ClusterHost
 
-STATE = "cluster.json"
 MAX_HOSTS = 32
 # each host's filesystem (a sparse image: only what is written takes space): room for the
 # built-in cluster scenarios' per-host dataset (oltp-cluster, node-failure: 4 GiB) and the
@@ -59,61 +59,6 @@ MaxSessions 64
 MaxStartups 64
 Subsystem sftp internal-sftp
 """
-
-
-@dataclass
-class ClusterHost:
-    name: str
-    netns: str
-    veth: str  # this machine's end, on the bridge; the namespace's end is eth0
-    address: str
-    image: str = ""
-    loop: str = ""
-    mountpoint: str = ""
-    sshd_config: str = ""
-    pidfile: str = ""
-
-    @property
-    def path(self) -> str:
-        return str(Path(self.mountpoint) / "assay")
-
-
-@dataclass
-class Cluster:
-    name: str
-    root: str
-    subnet: str  # the first three octets: 10.213.X
-    bridge: str
-    size: int
-    hosts: list[ClusterHost] = field(default_factory=list)
-    status: str = "creating"
-    created: float = field(default_factory=time.time)
-    kind: str = "cluster"
-
-    @property
-    def key(self) -> str:
-        return str(Path(self.root) / "id_ed25519")
-
-    @property
-    def known_hosts(self) -> str:
-        return str(Path(self.root) / "known_hosts")
-
-    @property
-    def inventory(self) -> str:
-        return str(Path(self.root) / "inventory.ini")
-
-    def save(self) -> None:
-        tmp = Path(self.root) / f".{STATE}.tmp"
-        tmp.write_text(json.dumps({"schema_version": 1, **asdict(self)}, indent=2) + "\n",
-                       encoding="utf-8")
-        tmp.replace(Path(self.root) / STATE)
-
-    def host(self, name: str) -> ClusterHost:
-        for h in self.hosts:
-            if h.name == name:
-                return h
-        raise UserError(f"cluster {self.name} has no host {name!r} "
-                        f"({', '.join(h.name for h in self.hosts)})")
 
 
 def is_cluster(name: str, root: Path | None = None) -> bool:

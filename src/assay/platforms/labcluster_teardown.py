@@ -7,12 +7,9 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from assay.platforms.lab import _backs, _is_mounted, _sh
-
-if TYPE_CHECKING:
-    from assay.platforms.labcluster import Cluster, ClusterHost
+from assay.platforms.labclusterstate import Cluster, ClusterHost
 
 
 def host_fail(c: Cluster, host: str) -> None:

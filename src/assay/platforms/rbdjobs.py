@@ -13,14 +13,10 @@ This module only renders; nothing here talks to Ceph.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from assay.exitcodes import UserError
 from assay.fio.jobfile import FioJob, Options
 from assay.scenario.models import Target
-
-if TYPE_CHECKING:
-    from assay.plan.model import Plan
 
 ROOT = "run"  # the instance name of files outside any sub-directory (a one-host run)
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
@@ -65,9 +61,10 @@ def global_options(target: Target) -> Options:
             "pool": str(target.options.get("pool") or "rbd")}
 
 
-def on_images(plan: Plan, jobs: list[FioJob]) -> list[FioJob]:
-    """Each job on its file's region of its instance's image."""
-    where = layout(plan.files)
+def on_images(scenario: str, files: list[tuple[str, int]], jobs: list[FioJob]) \
+        -> list[FioJob]:
+    """Each job on its file's region of its instance's image (`files`: the plan's)."""
+    where = layout(files)
     out = []
     for j in jobs:
         name = str(j.options.get("filename", ""))
@@ -76,6 +73,6 @@ def on_images(plan: Plan, jobs: list[FioJob]) -> list[FioJob]:
                             f"job drives one file (a region of its instance's image)")
         inst, offset = where[name]
         opts = {k: v for k, v in j.options.items() if k != "filename"}
-        out.append(FioJob(j.name, {"rbdname": image_name(plan.name, inst), **opts,
+        out.append(FioJob(j.name, {"rbdname": image_name(scenario, inst), **opts,
                                    "offset": offset}))
     return out

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.exitcodes import UserError
+from assay.hosts.devicerules import device_problems, refusal
 
 MANIFEST = ".assay-files.json"
 
@@ -75,20 +76,3 @@ def check_block_device(device: str, force: bool) -> None:
     problems = device_problems(sig.stdout, mounted, holders.exists() and any(holders.iterdir()))
     if problems and not force:
         raise UserError(refusal(device, problems))
-
-
-def device_problems(blkid_export: str, mounted: bool, in_use: bool) -> list[str]:
-    """Why a block device must not be written to, from `blkid -p -o export`, its mount and
-    its holders (shared with the remote check of a host's target, assay.hosts.check)."""
-    problems = [line.replace("=", " ", 1).lower() for line in blkid_export.splitlines()
-                if line.startswith(("TYPE=", "PTTYPE="))]
-    if mounted:
-        problems.append("is mounted")
-    if in_use:
-        problems.append("is in use by another device")
-    return problems
-
-
-def refusal(device: str, problems: list[str]) -> str:
-    return (f"refusing to write to {device}: it {'; '.join(problems)}. Its data would be "
-            f"destroyed. Pass --force only if that is what you want.")

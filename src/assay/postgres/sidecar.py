@@ -17,20 +17,20 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from rich.console import Console
 
 from assay.exitcodes import RunAborted, UserError
 from assay.hosts.cgroup import BlkioGroup
 from assay.metrics.sampler import ComponentSpec, Sample
-from assay.plan import Plan
 from assay.postgres.cluster import Cluster, account, bindir, kill_all, processes, reachable
 from assay.postgres.dataset import SCRIPTS, ensure_loaded, loaded_paths, tpcc_file, working_copy
 from assay.postgres.txlog import Components, TxLog
+from assay.scenario.models import ResolvedScenario
 from assay.scenario.units import format_size
 from assay.workloads.postgres import MIX, Params
 
@@ -42,7 +42,20 @@ STATE = "postgres"  # run directory sub-directory: per workload, its cluster's s
 ACTIVE: dict[tuple[str, str], PostgresLoad] = {}
 
 
-def fio_specs(plan: Plan) -> list[ComponentSpec]:
+class Planned(Protocol):
+    """What the sidecars read of a plan (plan/model.py's Plan), without importing plan."""
+
+    @property
+    def resolved(self) -> ResolvedScenario: ...
+    @property
+    def specs(self) -> Sequence[ComponentSpec]: ...
+    @property
+    def warmup(self) -> float: ...
+    @property
+    def total_seconds(self) -> float: ...
+
+
+def fio_specs(plan: Planned) -> list[ComponentSpec]:
     """The components fio's dumps feed (database components come from their sidecar)."""
     return [c for c in plan.specs if c.jobs]
 
@@ -235,7 +248,7 @@ class PostgresLoad:
 class Sidecars:
     """The run's database workloads."""
 
-    def __init__(self, plan: Plan, run_dir: Path, run_id: str):
+    def __init__(self, plan: Planned, run_dir: Path, run_id: str):
         backup = any(s.action == "pg_backup" for s in plan.resolved.steps)  # plan-checked
         self.loads = [PostgresLoad(n, w, run_dir / STATE / n, run_id, backup)
                       for n, w in plan.resolved.workloads.items()

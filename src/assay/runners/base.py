@@ -10,18 +10,12 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from assay.hosts.result import CommandResult as CommandResult  # its home: hosts/
+
 Document = dict[str, Any]  # one fio json+ status dump
-
-
-@dataclass(frozen=True)
-class CommandResult:
-    returncode: int
-    stdout: str
-    stderr: str
 
 
 class FioRun(Protocol):

@@ -32,13 +32,11 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, Protocol
 
 from assay.fio.jsonstream import DocumentQueue, JsonStream
+from assay.hosts.ssh import SshHost
 from assay.runners.base import Document
-
-if TYPE_CHECKING:
-    from assay.runners.ssh import SshRunner
 
 MARK = "assay-remote:"
 SSH_FAILED = 255  # ssh's exit status when the session itself failed
@@ -67,10 +65,20 @@ REPORT = re.compile(rf"^{MARK} (started=(?P<t>[0-9.]+) pid=(?P<pid>\d+)|exit=(?P
                     rf"|(?P<alive>alive))$")
 
 
+class Remote(Protocol):
+    """What a remote fio needs of its runner (runners/ssh.py's SshRunner, which imports this)."""
+
+    @property
+    def workdir(self) -> Path: ...
+    @property
+    def ssh(self) -> SshHost: ...
+    def clock(self) -> float: ...
+
+
 class SshFioRun:
     """One remote fio (the FioRun protocol)."""
 
-    def __init__(self, runner: SshRunner, proc: subprocess.Popen[bytes], stem: str,
+    def __init__(self, runner: Remote, proc: subprocess.Popen[bytes], stem: str,
                  at: float | None):
         self._runner = runner
         self._proc = proc
