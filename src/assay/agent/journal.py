@@ -54,7 +54,7 @@ class Journal:
         if not j.log_path.exists():
             raise ValueError(f"{j.log_path} is missing (every journal has one)")
         log = j.log_path.read_bytes()
-        if digest is not None and digest != _digest(data, log):
+        if digest is not None and digest != digest_of(data, log):
             raise ValueError(f"{j.gen_path.name} and {j.log_path.name} are not what the run "
                              f"left ({len(data)} and {len(log)} bytes, the run left "
                              f"{digest.get('gen_bytes')} and {digest.get('log_bytes')}; "
@@ -69,7 +69,7 @@ class Journal:
     def digest(self) -> dict[str, int]:
         """Sizes and CRC-32 of the checkpoint and the log as they are on disk (run.json
         records it when the writers stop, `load` checks it)."""
-        return _digest(self.gen_path.read_bytes(), self.log_path.read_bytes())
+        return digest_of(self.gen_path.read_bytes(), self.log_path.read_bytes())
 
     def ack(self, block: int, generation: int) -> None:
         self.gens[block] = generation
@@ -100,6 +100,7 @@ class Journal:
         self._log_bytes = 0
 
 
-def _digest(gen: bytes, log: bytes) -> dict[str, int]:
+def digest_of(gen: bytes, log: bytes) -> dict[str, int]:
+    """Sizes and CRC-32 of a checkpoint and its log."""
     return {"gen_bytes": len(gen), "log_bytes": len(log),
             "crc": zlib.crc32(log, zlib.crc32(gen))}

@@ -6,11 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from assay.cluster.group import RunnerGroup
 from assay.integrity.check import writing
 from assay.integrity.fiojobs import headed_files
+from assay.integrity.hosts import HostsSession
 from assay.integrity.session import Session, settings
 from assay.plan import Plan
 from assay.prefill import data_hash
+
+AnySession = Session | HostsSession  # one host's (here), or a cluster's (on each host)
 
 
 def open_session(plan: Plan, run_id: str, directory: Path, run_dir: Path,
@@ -24,10 +28,21 @@ def open_session(plan: Plan, run_id: str, directory: Path, run_dir: Path,
                    {f.name: data_hash(plan, f.name) for f in files})
 
 
-def close(session: Session, status: str) -> dict[str, Any]:
+def open_hosts(plan: Plan, run_id: str, group: RunnerGroup, direct: bool) \
+        -> HostsSession | None:
+    """A cluster run's session: the writers and passes run on each host (hosts.py)."""
+    spec, chosen = settings(plan.resolved, writing(plan.streams))
+    if not chosen:
+        return None
+    return HostsSession(run_id, spec, chosen, group, direct, plan.scenario.seed)
+
+
+def close(session: AnySession, status: str) -> dict[str, Any]:
     """Stop the writers if the load did not (an interrupted or aborted run) and the section for
     run.json; a run that ended early is not verified, and says how to do it later."""
     session.stop()
+    if isinstance(session, HostsSession):
+        session.end()  # the hosts' commands end, their journals come back
     if not session.passes and session.writers:
         session.status = "not verified"
         session.reason = (f"the run was {status} before the final pass; `assay verify RUN` "

@@ -1,0 +1,327 @@
+"""Integrity mode on every host of a cluster run: the agent's `integrity` command
+(assay/agent/integrity.py) writes and verifies each host's blocks where they live, and only
+small rows come back (per-second counts, each pass's record, the journals at the end).
+
+One writer per host per writing workload placed there; a pass is one pass on every active
+host, at once, merged here: its counts are the hosts' sums, each host's record is kept under
+`hosts`, and a problem's offset names its host (`n2:8192`). A host lost before or during a
+pass is "not verified" and the merged pass is `incomplete`, so an `integrity.*` threshold
+cannot pass on the hosts that were checked alone (never a silent pass).
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from assay.agent.area import SUBDIR, writer_id
+from assay.agent.block import PROBLEMS, State
+from assay.agent.integrity import ORDERS, unpack
+from assay.agent.journal import digest_of
+from assay.cluster.group import RunnerGroup
+from assay.integrity import session as local
+from assay.runners import agent
+from assay.scenario.models import IntegritySpec
+
+JOURNAL_DIR = local.JOURNAL_DIR  # in the run directory: integrity/<host>/<workload>.gen|log
+PREFILL_S = 600.0  # the longest a host's prefill of its blocks may take
+PASS_S = 3600.0  # ... and a pass
+ORDER_S = 30.0  # ... and a `kill` to reach it
+
+
+class HostWriter:
+    """One host's `integrity` command and the rows it sends back."""
+
+    def __init__(self, host: str, group: RunnerGroup, spec: dict[str, Any], log: Path):
+        self.host = host
+        self.group = group
+        self.runner = group.runners[host]
+        self.log = log
+        self.pid = 0
+        self.prefilled: dict[str, Any] = {}
+        self.error = ""
+        self.last: dict[str, Any] = {}  # the newest counts
+        self.stopped: dict[str, Any] = {}
+        self.journals: dict[str, dict[str, str]] = {}
+        self.passes: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self.ready = threading.Event()
+        self.ended = threading.Event()
+        self.proc = self.runner.agent("integrity", [json.dumps(spec, separators=(",", ":"))])
+        self._reader = threading.Thread(target=self._read, name=f"integrity-{host}", daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        try:
+            with open(self.log, "a", encoding="utf-8") as log:
+                for row in agent.rows(self.proc.stdout):
+                    if "journal" in row:
+                        self.journals[str(row["journal"])] = row
+                        continue
+                    log.write(json.dumps(row) + "\n")
+                    log.flush()
+                    if "prefilled" in row:
+                        self.prefilled, self.pid = row["prefilled"], int(row["pid"])
+                        self.ready.set()
+                    elif "error" in row:
+                        self.error = str(row["error"])
+                    elif "pass" in row:
+                        self.passes.put(row["pass"])
+                    if "stopped" in row:
+                        self.stopped = row["stopped"]
+                    if "acknowledged" in row:
+                        self.last = row
+        finally:
+            self.ended.set()
+            self.ready.set()
+            self.passes.put(None)  # a pass awaited now will not come
+
+    @property
+    def gone(self) -> str:
+        """Why this host's command can do nothing more, or ""."""
+        lost = self.group.lost.get(self.host)
+        if lost is not None:
+            return f"the host was lost ({lost.get('reason', 'no answer')})"
+        if self.ended.is_set():
+            err = self.proc.stderr.read().decode(errors="replace").strip() \
+                if self.proc.stderr and self.proc.poll() is not None else ""
+            return self.error or f"the integrity command ended ({err.splitlines()[-1:] or '?'})"
+        return ""
+
+    def order(self, name: str) -> bool:
+        """Send an order (a signal, agent/integrity.py ORDERS); whether it was delivered."""
+        if self.gone or not self.pid:
+            return False
+        r = self.runner.run(["kill", "-s", ORDERS[name], str(self.pid)], timeout=ORDER_S)
+        return r.returncode == 0
+
+    def wait_ready(self) -> None:
+        self.ready.wait(PREFILL_S)
+        if not self.prefilled:
+            raise OSError(f"{self.host}: the integrity blocks could not be written: "
+                          f"{self.gone or 'no answer in time'}")
+
+    def verify(self) -> dict[str, Any]:
+        """One pass on this host: its record, or one saying why it was not verified."""
+        while not self.passes.empty():  # a pass a lost order left behind
+            self.passes.get_nowait()
+        if not self.order("verify"):
+            return _unverified(self.gone or "the verify order did not reach the host")
+        began = time.monotonic()
+        while time.monotonic() - began < PASS_S:
+            try:
+                got = self.passes.get(timeout=1.0)
+            except queue.Empty:
+                if self.gone:
+                    break
+                continue
+            if got is not None:
+                return got
+            break
+        return _unverified(self.gone or "no pass came back in time")
+
+    def end(self) -> None:
+        """The writers stop, the journals come back, the command ends."""
+        if self.pid and not self.gone:
+            self.order("end")
+            self.ended.wait(60.0)
+        if not self.ended.is_set():
+            self.proc.kill()
+        _close(self.proc)
+        self._reader.join(10.0)
+
+
+def _unverified(reason: str) -> dict[str, Any]:
+    return {"status": "not verified", "reason": reason, "blocks": 0, "checked": 0, "bytes": 0,
+            "seconds": 0.0, "mbps": 0.0, **{s.value: 0 for s in State}, "workloads": {}}
+
+
+def _close(proc: subprocess.Popen[bytes]) -> None:
+    if proc.stdin is not None:
+        proc.stdin.close()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def merge(label: str, t: float | None, per_host: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """One pass record from the hosts' (counts summed, offsets naming their host); complete
+    only when every host's pass is."""
+    done = [h for h, r in per_host.items() if r.get("status") == "completed"]
+    missing = {h: r.get("reason", r.get("status")) for h, r in per_host.items() if h not in done}
+    seconds = max((float(r.get("seconds", 0)) for r in per_host.values()), default=0.0)
+    nbytes = sum(int(r.get("bytes", 0)) for r in per_host.values())
+    out: dict[str, Any] = {
+        "label": label, **({"t": round(t, 2)} if t is not None else {}),
+        "status": "completed" if not missing else "incomplete",
+        **({"reason": "not verified on " + "; ".join(f"{h}: {why}" for h, why in
+                                                    missing.items())} if missing else {}),
+        "seconds": round(seconds, 3), "bytes": nbytes,
+        "mbps": round(nbytes / 1e6 / seconds, 1) if seconds > 0 else 0.0}
+    for key in ("blocks", "checked", *(s.value for s in State)):
+        out[key] = sum(int(r.get(key, 0)) for r in per_host.values())
+    workloads: dict[str, dict[str, Any]] = {}
+    for h, r in per_host.items():
+        for w, f in r.get("workloads", {}).items():
+            mine = workloads.setdefault(w, {"offsets": {}})
+            for k, v in f.items():
+                if k == "offsets":
+                    for state, offsets in v.items():
+                        mine["offsets"].setdefault(state, []).extend(f"{h}:{o}" for o in offsets)
+                elif isinstance(v, (int, float)) and not isinstance(v, bool):
+                    mine[k] = mine.get(k, 0) + v
+    out["workloads"] = workloads
+    out["hosts"] = per_host
+    return out
+
+
+class HostsSession:
+    """The Session of a cluster run (session.Session's interface, for the engine, the
+    `verify` action and lifecycle.close)."""
+
+    def __init__(self, run_id: str, spec: IntegritySpec, chosen: list[str], group: RunnerGroup,
+                 direct: bool, seed: int):
+        assert group.plan.cluster is not None
+        self.run_id, self.spec, self.group, self.direct, self.seed = \
+            run_id, spec, group, direct, seed
+        self.placed = {h: [w for w in chosen if hp.instances.get(w)]
+                       for h, hp in group.plan.cluster.hosts.items()}
+        self.placed = {h: ws for h, ws in self.placed.items() if ws}
+        self.journal_dir = group.rd.path / JOURNAL_DIR
+        self.writers: dict[str, HostWriter] = {}
+        self.passes: list[dict[str, Any]] = []
+        self.status = "prepared"
+        self.reason = ""
+        self.ended = False
+        self._verifying = threading.Lock()
+
+    def _spec(self, host: str) -> dict[str, Any]:
+        assert self.group.plan.cluster is not None
+        root = self.group.plan.cluster.hosts[host].host.path
+        blocks = self.spec.size // self.spec.block
+        # named by host too: hosts may share a directory (one NFS export)
+        return {"areas": [{"workload": w, "path": f"{root}/{SUBDIR}/{host}.{w}.blk",
+                           "block": self.spec.block, "blocks": blocks,
+                           "writer": writer_id(f"{self.run_id}/{host}", w)}
+                          for w in self.placed[host]],
+                "rate": self.spec.rate, "direct": self.direct, "seed": self.seed,
+                "journal": JOURNAL_DIR}
+
+    # -- the run's course ------------------------------------------------------------------
+    def prefill(self) -> None:
+        self.journal_dir.mkdir(parents=True, exist_ok=True)
+        for h in self.placed:
+            self.writers[h] = HostWriter(h, self.group, self._spec(h),
+                                         self.journal_dir / f"{h}.ndjson")
+        for w in self.writers.values():
+            w.wait_ready()
+
+    def start(self) -> None:
+        local.register(self.run_id, self)
+        self._each(lambda w: w.order("start"))
+        self.status = "writing"
+
+    def stop(self) -> None:
+        local.unregister(self.run_id)
+        if self.status == "writing":
+            self._each(lambda w: w.order("stop"))
+            self.status = "stopped"
+
+    def verify(self, label: str, t: float | None = None,
+               stop: threading.Event | None = None) -> dict[str, Any]:
+        """A pass on every host at once, merged (hosts lost are not verified)."""
+        with self._verifying:
+            results = self._each(lambda w: w.verify())
+            record = merge(label, t, results)
+            self.passes.append(record)
+            return record
+
+    def finish(self, t: float | None) -> dict[str, Any]:
+        self.stop()
+        if self.spec.final and self.writers:
+            self.verify("final", t)
+        self.end()
+        done = self.passes and self.passes[-1]["status"] == "completed"
+        self.status = "verified" if done else "not verified"
+        if self.passes and not done:
+            self.reason = str(self.passes[-1].get("reason", ""))
+        return self.record()
+
+    def end(self) -> None:
+        """The commands end and their journals are kept in the run directory (once)."""
+        if self.ended:
+            return
+        self.ended = True
+        self._each(lambda w: w.end())
+        for h, w in self.writers.items():
+            for name, row in w.journals.items():
+                d = self.journal_dir / h
+                d.mkdir(parents=True, exist_ok=True)
+                (d / f"{name}.gen").write_bytes(unpack(row["gen"]))
+                (d / f"{name}.log").write_bytes(unpack(row["log"]))
+
+    def _each(self, call: Any) -> dict[str, Any]:
+        if not self.writers:
+            return {}
+        with ThreadPoolExecutor(max_workers=min(16, len(self.writers))) as pool:
+            futures = {h: pool.submit(call, w) for h, w in self.writers.items()}
+        return {h: f.result() for h, f in futures.items()}
+
+    # -- run.json ----------------------------------------------------------------------------
+    def record(self) -> dict[str, Any]:
+        files = []
+        for h in self.placed:
+            w = self.writers.get(h)
+            spec = self._spec(h)
+            for area in spec["areas"]:
+                name = area["workload"]
+                stopped = (w.stopped.get(name, {}) if w else {})
+                counts = (w.last.get("acknowledged", {}) if w else {})
+                kept = self.journal_dir / h / f"{name}.gen"
+                brought = kept.is_file() and (self.journal_dir / h / f"{name}.log").is_file()
+                files.append({
+                    "host": h, "workload": name, "path": area["path"],
+                    "block_size": area["block"], "blocks": area["blocks"],
+                    "writer": area["writer"], "journal": f"{JOURNAL_DIR}/{h}/{name}",
+                    "acknowledged": int(stopped.get("acknowledged", counts.get(name, 0))),
+                    "write_errors": int(stopped.get("write_errors", 0)),
+                    "direct_writes": bool(stopped.get("direct_writes",
+                                                      (w.prefilled.get(name, {}).get("direct")
+                                                       if w else False))),
+                    **({"journal_digest": stopped["journal_digest"]}
+                       if "journal_digest" in stopped else {}),
+                    # the journal as it came back matches what the host's writer left
+                    **({"journal_back": digest_of(kept.read_bytes(), (
+                        self.journal_dir / h / f"{name}.log").read_bytes())
+                        == stopped.get("journal_digest")} if brought and stopped else {}),
+                    **({"last_error": stopped["last_error"]} if stopped.get("last_error")
+                       else {})})
+        out = local.section(self.spec, self.direct, files, self.passes, self.status,
+                            self.reason)
+        out["hosts"] = {h: _host_summary(h, self.passes, self.writers.get(h))
+                        for h in self.placed}
+        return out
+
+
+def _host_summary(host: str, passes: list[dict[str, Any]],
+                  writer: HostWriter | None) -> dict[str, Any]:
+    """One host's verdict in integrity mode: its worst count of each problem over the passes,
+    its last pass's status, and what its writers acknowledged."""
+    mine = [p["hosts"][host] for p in passes if host in p.get("hosts", {})]
+    last = mine[-1] if mine else {}
+    return {"status": last.get("status", "not verified"),
+            **({"reason": last["reason"]} if last.get("reason") else {}),
+            "blocks": int(last.get("blocks", 0)), "checked": int(last.get("checked", 0)),
+            "mbps": last.get("mbps", 0.0),
+            "acknowledged": sum(int(v.get("acknowledged", 0)) for v in
+                                (writer.stopped.values() if writer else [])),
+            **{p.value: max((int(x.get(p.value, 0)) for x in mine), default=0)
+               for p in PROBLEMS}}
