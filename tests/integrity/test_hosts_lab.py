@@ -122,3 +122,21 @@ def test_a_block_damaged_on_one_host_is_found_and_named_with_that_host(
                                                               for b in (5, 77, 901)]
     [t] = [t for t in rec["thresholds"] if t["expr"].startswith("integrity.corrupt")]
     assert not t["passed"] and "n2:40960" in t["note"]
+
+
+def test_hosts_check_finds_the_agents_python_and_its_rbd_binding(
+        cluster: Cluster) -> None:  # noqa: F811
+    from dataclasses import replace
+
+    from assay.hosts.check import check_host
+
+    host = inv.load(cluster.inventory)[0]
+    plain = check_host(host, known_hosts=cluster.known_hosts)
+    assert plain.ok, plain.errors
+    debian = replace(host, vars={**host.vars, "ansible_python_interpreter": "/usr/bin/python3"})
+    good = check_host(debian, known_hosts=cluster.known_hosts)  # with Debian's python3-rbd
+    assert good.ok and not [w for w in good.warnings if "RBD" in w], good.warnings
+    missing = replace(host, vars={**host.vars,
+                                  "ansible_python_interpreter": "/nonexistent/python3"})
+    bad = check_host(missing, known_hosts=cluster.known_hosts)
+    assert any("/nonexistent/python3 does not run there" in e for e in bad.errors), bad.errors
