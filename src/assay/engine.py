@@ -125,7 +125,8 @@ class Engine:
                                                                     self.platform, self.console)
             self.streams = RunStreams(self.run_dir.path)
             self.integrity = integrity.open_hosts(plan, self.run_dir.id, self.runner,
-                                                  plan.scenario.target.direct is not False)
+                                                  plan.scenario.target.direct is not False,
+                                                  self.platform)
             return self.run_dir.path
         if plan.hosts != [LOCAL]:
             raise UserError(f"this version runs on the local host only (plan: {plan.hosts})")

@@ -73,11 +73,11 @@ class Area:
 
     def open_write(self, direct: bool, create: bool = False) -> tuple[Device, bool]:
         """The area for synchronous writes (O_DSYNC: a write returns once it is durable);
-        `create`: made anew, at its full size."""
+        `create`: made anew (a file; an image is made by the platform driver)."""
         if self.rbd:
             from .rbdarea import open_image
 
-            return open_image(self.rbd, create=self.size if create else 0), True
+            return open_image(self.rbd), True  # made by the platform driver
         if create:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         flags = os.O_WRONLY | (os.O_CREAT | os.O_TRUNC if create else os.O_DSYNC)

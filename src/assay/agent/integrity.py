@@ -1,8 +1,9 @@
 """`integrity SPEC`: integrity mode's writers and verify passes on this host.
 
 SPEC is a JSON object: {"areas": [{"workload", "path", "block", "blocks", "writer"}, ...],
-"rate", "direct", "seed", "journal"} (the journal's directory, relative to the run's remote
-directory: the journal stays on the host during the run). The areas are prefilled at once
+"rate", "direct", "seed", "journal", "rbd"} (the journal's directory, relative to the run's remote
+directory: the journal stays on the host during the run; `rbd`: {"conf", "client",
+"keyring"} when the areas are RBD images, rbdarea.py). The areas are prefilled at once
 (a row {"prefilled", "pid"}), then the command takes its orders as signals, because a remote
 command's stdin is not ours (hosts/ssh.py) and `kill` reaches a process the same way here and
 on a host (ORDERS):
@@ -52,6 +53,10 @@ def main(argv: list[str]) -> int:
         print(f"integrity: a JSON spec of areas is needed: {e}", file=sys.stderr)
         return 2
     journal_dir = Path(spec.get("journal") or "integrity")
+    if spec.get("rbd"):  # the areas are RBD images: how to reach the cluster
+        from . import rbdarea
+
+        rbdarea.SETTINGS.update({k: str(v) for k, v in spec["rbd"].items()})
     writers: dict[str, Writer] = {}
     began = time.monotonic()
     try:

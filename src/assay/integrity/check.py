@@ -6,13 +6,10 @@ from __future__ import annotations
 
 from assay.integrity.fiojobs import headed_files
 from assay.integrity.session import settings
-from assay.platforms import rbdjobs
 from assay.scenario.models import ResolvedScenario
 from assay.scenario.yamlsource import Issue
 from assay.thresholds.grammar import Threshold
 from assay.workloads.base import Stream
-
-RBD_READY = False
 
 
 def writing(streams: list[Stream]) -> set[str]:
@@ -25,10 +22,6 @@ def check(resolved: ResolvedScenario, streams: list[Stream],
     src = resolved.source
     writes = writing(streams)
     _, chosen = settings(resolved, writes)
-    if chosen and cluster and rbdjobs.on_rbd(resolved.scenario.target) and not RBD_READY:
-        return [src.issue(("integrity",) if resolved.scenario.integrity is not None
-                          else ("workloads", chosen[0], "verify"),
-                          "integrity mode on RBD images is not available yet")]
     issues = [src.issue(("workloads", n, "verify"), "this workload does not write: there is "
                         "nothing to verify")
               for n, w in resolved.workloads.items() if w.verify and n not in writes]

@@ -20,12 +20,15 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from assay.agent.area import SUBDIR, writer_id
+from assay.agent.area import RBD, SUBDIR, writer_id
 from assay.agent.block import PROBLEMS, State
 from assay.agent.integrity import ORDERS, unpack
 from assay.agent.journal import digest_of
 from assay.cluster.group import RunnerGroup
 from assay.integrity import session as local
+from assay.platforms import rbdjobs
+from assay.platforms.base import Platform
+from assay.platforms.ceph import Driver as Ceph
 from assay.runners import agent
 from assay.scenario.models import IntegritySpec
 
@@ -137,6 +140,11 @@ class HostWriter:
         self._reader.join(10.0)
 
 
+def _instance(host: str, workload: str) -> str:
+    """The rbdjobs instance name of a host's blocks: its image `assay.SCENARIO.INSTANCE`."""
+    return f"{host}.integrity-{workload}"
+
+
 def _unverified(reason: str) -> dict[str, Any]:
     return {"status": "not verified", "reason": reason, "blocks": 0, "checked": 0, "bytes": 0,
             "seconds": 0.0, "mbps": 0.0, **{s.value: 0 for s in State}, "workloads": {}}
@@ -188,10 +196,13 @@ class HostsSession:
     `verify` action and lifecycle.close)."""
 
     def __init__(self, run_id: str, spec: IntegritySpec, chosen: list[str], group: RunnerGroup,
-                 direct: bool, seed: int):
+                 direct: bool, seed: int, platform: Platform | None = None):
         assert group.plan.cluster is not None
         self.run_id, self.spec, self.group, self.direct, self.seed = \
             run_id, spec, group, direct, seed
+        # on RBD, each host's blocks are an image of their own, made and removed by the driver
+        self.ceph = platform if isinstance(platform, Ceph) and \
+            rbdjobs.on_rbd(group.plan.scenario.target) else None
         self.placed = {h: [w for w in chosen if hp.instances.get(w)]
                        for h, hp in group.plan.cluster.hosts.items()}
         self.placed = {h: ws for h, ws in self.placed.items() if ws}
@@ -208,16 +219,28 @@ class HostsSession:
         root = self.group.plan.cluster.hosts[host].host.path
         blocks = self.spec.size // self.spec.block
         # named by host too: hosts may share a directory (one NFS export)
-        return {"areas": [{"workload": w, "path": f"{root}/{SUBDIR}/{host}.{w}.blk",
+        return {"areas": [{"workload": w, "path": self._where(host, w, root),
                            "block": self.spec.block, "blocks": blocks,
                            "writer": writer_id(f"{self.run_id}/{host}", w)}
                           for w in self.placed[host]],
                 "rate": self.spec.rate, "direct": self.direct, "seed": self.seed,
-                "journal": JOURNAL_DIR}
+                "journal": JOURNAL_DIR,
+                **({"rbd": {"conf": self.ceph.conf, "client": self.ceph.client,
+                            "keyring": self.ceph.keyring}} if self.ceph else {})}
+
+    def _where(self, host: str, workload: str, root: str | None) -> str:
+        if self.ceph is None:
+            return f"{root}/{SUBDIR}/{host}.{workload}.blk"
+        image = rbdjobs.image_name(self.group.plan.name, _instance(host, workload))
+        return f"{RBD}{self.ceph.pool}/{image}"
 
     # -- the run's course ------------------------------------------------------------------
     def prefill(self) -> None:
         self.journal_dir.mkdir(parents=True, exist_ok=True)
+        if self.ceph is not None:  # an image per host and workload, as the driver makes them
+            self.ceph.open_hosts(self.group.plan.name, [
+                (f"{_instance(h, w)}/blocks", self.spec.size)
+                for h, ws in self.placed.items() for w in ws], self.group.force)
         for h in self.placed:
             self.writers[h] = HostWriter(h, self.group, self._spec(h),
                                          self.journal_dir / f"{h}.ndjson")

@@ -12,6 +12,7 @@ from assay.integrity.fiojobs import headed_files
 from assay.integrity.hosts import HostsSession
 from assay.integrity.session import Session, settings
 from assay.plan import Plan
+from assay.platforms.base import Platform
 from assay.prefill import data_hash
 
 AnySession = Session | HostsSession  # one host's (here), or a cluster's (on each host)
@@ -28,13 +29,13 @@ def open_session(plan: Plan, run_id: str, directory: Path, run_dir: Path,
                    {f.name: data_hash(plan, f.name) for f in files})
 
 
-def open_hosts(plan: Plan, run_id: str, group: RunnerGroup, direct: bool) \
-        -> HostsSession | None:
+def open_hosts(plan: Plan, run_id: str, group: RunnerGroup, direct: bool,
+               platform: Platform) -> HostsSession | None:
     """A cluster run's session: the writers and passes run on each host (hosts.py)."""
     spec, chosen = settings(plan.resolved, writing(plan.streams))
     if not chosen:
         return None
-    return HostsSession(run_id, spec, chosen, group, direct, plan.scenario.seed)
+    return HostsSession(run_id, spec, chosen, group, direct, plan.scenario.seed, platform)
 
 
 def close(session: AnySession, status: str) -> dict[str, Any]:
