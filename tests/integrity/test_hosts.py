@@ -32,7 +32,10 @@ def group(tmp_path: Path, names: list[str]) -> Any:
     rd.mkdir()
     return SimpleNamespace(
         runners={h: LocalRunner(h, (tmp_path / h / "work")) for h in names}, lost={},
-        plan=SimpleNamespace(cluster=SimpleNamespace(hosts=hosts)), rd=SimpleNamespace(path=rd))
+        plan=SimpleNamespace(cluster=SimpleNamespace(hosts=hosts), name="s",
+                             scenario=SimpleNamespace(target=SimpleNamespace(platform="local")),
+                             thresholds=[parse("integrity.lost == 0")]),
+        rd=SimpleNamespace(path=rd))
 
 
 def session(tmp_path: Path, names: list[str]) -> tuple[HostsSession, Any]:
@@ -64,6 +67,8 @@ def test_each_host_writes_and_verifies_its_own_blocks_and_the_journals_come_back
         assert f["acknowledged"] > 100 and f["write_errors"] == 0 and f["journal_back"]
         assert (s.journal_dir / f["host"] / "db.gen").stat().st_size == 4 * BLOCKS
     assert record["hosts"]["a"]["checked"] == BLOCKS and record["hosts"]["b"]["lost"] == 0
+    # each host graded on its own blocks too
+    assert [t["passed"] for t in record["hosts"]["a"]["thresholds"]] == [True]
 
 
 def test_a_host_lost_mid_run_is_not_verified_and_no_threshold_passes_without_it(
@@ -86,6 +91,8 @@ def test_a_host_lost_mid_run_is_not_verified_and_no_threshold_passes_without_it(
         "not verified"
     result = integrity_result(parse("integrity.lost == 0"), record)
     assert not result.passed and result.note == "no complete verify pass ran"
+    [alone] = record["hosts"]["b"]["thresholds"]  # b's own grade fails too; a's passes
+    assert not alone["passed"] and record["hosts"]["a"]["thresholds"][0]["passed"]
 
 
 def test_a_merged_pass_sums_the_hosts_and_names_the_host_of_each_problem() -> None:
@@ -104,3 +111,39 @@ def test_a_merged_pass_sums_the_hosts_and_names_the_host_of_each_problem() -> No
                                                         "reason": "the host was lost"}})
     assert late["status"] == "incomplete" and late["checked"] == 10
     assert late["reason"] == "not verified on n2: the host was lost"
+
+
+def test_the_archives_integrity_command_runs_on_a_bare_python(tmp_path: Path) -> None:
+    """What a host runs: the zipapp on `python3 -I` (no site-packages: no assay, no isal)."""
+    import json
+    import subprocess
+
+    from assay.agent.integrity import ORDERS, unpack
+    from assay.runners import agent
+
+    (tmp_path / agent.ARCHIVE).write_bytes(agent.archive())
+    spec = {"areas": [{"workload": "db", "path": str(tmp_path / "t" / "db.blk"), "block": 4096,
+                       "blocks": 256, "writer": 9}], "rate": 200, "direct": True, "seed": 3}
+    proc = subprocess.Popen(["python3", "-I", agent.ARCHIVE, "integrity", json.dumps(spec)],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    rows = agent.rows(proc.stdout)
+    try:
+        first = next(rows)
+        assert first["prefilled"]["db"]["blocks"] == 256
+        os.kill(first["pid"], getattr(signal, f"SIG{ORDERS['start']}"))
+        time.sleep(1.2)
+        os.kill(first["pid"], getattr(signal, f"SIG{ORDERS['verify']}"))
+        passed = next(r for r in rows if "pass" in r)["pass"]
+        os.kill(first["pid"], getattr(signal, f"SIG{ORDERS['end']}"))
+        rest = list(rows)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=30)
+    assert proc.returncode == 0
+    assert passed["status"] == "completed" and passed["ok"] == passed["checked"] == 256
+    [stopped] = [r for r in rest if "stopped" in r]
+    assert stopped["stopped"]["db"]["acknowledged"] > 50
+    [journal] = [r for r in rest if r.get("journal") == "db"]
+    assert len(unpack(journal["gen"])) == 4 * 256  # the checkpoint, one u32 per block

@@ -76,7 +76,10 @@ def test_every_host_writes_and_verifies_its_blocks_and_loses_none(
     assert step["outcome"] == "ok", step
     assert f"{3 * BLOCKS} of {3 * BLOCKS}" in json.dumps(step), step
     shown = assay("show", str(run_dir))
-    assert "n1" in shown.stdout and "final" in shown.stdout
+    assert f"n1: {BLOCKS:,} of {BLOCKS:,} blocks" in shown.stdout, shown.stdout
+    assert "final" in shown.stdout
+    later = assay("verify", str(run_dir))  # a cluster run's blocks are verified on its hosts
+    assert later.returncode == 2 and "verified its blocks on its hosts" in later.stderr
 
 
 def test_a_block_damaged_on_one_host_is_found_and_named_with_that_host(
@@ -96,6 +99,9 @@ def test_a_block_damaged_on_one_host_is_found_and_named_with_that_host(
             events = [e for p in results.glob("*/events.ndjson") for e in read_ndjson(p)]
             if any(e.get("kind") == "load" and e.get("outcome") == "started" for e in events):
                 break
+            if run.poll() is not None:
+                out, err = run.communicate()
+                raise AssertionError(f"the run ended before its load: {out[-2000:]}{err[-2000:]}")
             time.sleep(0.2)
         else:
             raise AssertionError("the run never started its load")
@@ -122,6 +128,8 @@ def test_a_block_damaged_on_one_host_is_found_and_named_with_that_host(
                                                               for b in (5, 77, 901)]
     [t] = [t for t in rec["thresholds"] if t["expr"].startswith("integrity.corrupt")]
     assert not t["passed"] and "n2:40960" in t["note"]
+    shown = assay("show", str(run_dir))
+    assert "3 corrupt" in shown.stdout and "n2:40960" in shown.stdout, shown.stdout
 
 
 def test_hosts_check_finds_the_agents_python_and_its_rbd_binding(

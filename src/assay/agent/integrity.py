@@ -69,10 +69,12 @@ def main(argv: list[str]) -> int:
     except OSError as e:
         emit({"error": f"prefill: {e.strerror or e}: {e.filename or ''}".rstrip(": ")})
         return 1
+    host = Host(areas, writers)
+    host.listen()  # before the row that gives our pid: an order's signal must not kill us
     emit({"prefilled": {n: {"direct": w.direct, "blocks": w.area.blocks}
                         for n, w in writers.items()},
           "seconds": round(time.monotonic() - began, 3), "pid": os.getpid()})
-    return Host(areas, writers).serve()
+    return host.serve()
 
 
 class Host:
@@ -83,18 +85,22 @@ class Host:
         self.writing = False
         self.verifying = threading.Lock()  # one pass at a time
         self.passes: list[threading.Thread] = []
+        self.orders: list[str] = []
+        self.wake = threading.Event()
 
-    def serve(self) -> int:
-        orders: list[str] = []
-        wake = threading.Event()
+    def listen(self) -> None:
+        """Take orders from now on (signals queue them for serve)."""
+        by_signal = {int(getattr(signal, f"SIG{n}")): o for o, n in ORDERS.items()}
 
         def take(signum: int, _frame: Any) -> None:
-            orders.append(by_signal[signum])
-            wake.set()
+            self.orders.append(by_signal[signum])
+            self.wake.set()
 
-        by_signal = {int(getattr(signal, f"SIG{n}")): o for o, n in ORDERS.items()}
         for signum in by_signal:
             signal.signal(signum, take)
+
+    def serve(self) -> int:
+        orders, wake = self.orders, self.wake
         ended = False
         try:
             while not ended:

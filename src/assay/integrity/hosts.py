@@ -11,153 +11,29 @@ cannot pass on the hosts that were checked alone (never a silent pass).
 
 from __future__ import annotations
 
-import json
-import queue
-import subprocess
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 from assay.agent.area import RBD, SUBDIR, writer_id
 from assay.agent.block import PROBLEMS, State
-from assay.agent.integrity import ORDERS, unpack
+from assay.agent.integrity import unpack
 from assay.agent.journal import digest_of
 from assay.cluster.group import RunnerGroup
 from assay.integrity import session as local
+from assay.integrity.hostwriter import HostWriter
 from assay.platforms import rbdjobs
 from assay.platforms.base import Platform
 from assay.platforms.ceph import Driver as Ceph
-from assay.runners import agent
 from assay.scenario.models import IntegritySpec
+from assay.thresholds.evaluate import integrity_result
 
 JOURNAL_DIR = local.JOURNAL_DIR  # in the run directory: integrity/<host>/<workload>.gen|log
-PREFILL_S = 600.0  # the longest a host's prefill of its blocks may take
-PASS_S = 3600.0  # ... and a pass
-ORDER_S = 30.0  # ... and a `kill` to reach it
-
-
-class HostWriter:
-    """One host's `integrity` command and the rows it sends back."""
-
-    def __init__(self, host: str, group: RunnerGroup, spec: dict[str, Any], log: Path):
-        self.host = host
-        self.group = group
-        self.runner = group.runners[host]
-        self.log = log
-        self.pid = 0
-        self.prefilled: dict[str, Any] = {}
-        self.error = ""
-        self.last: dict[str, Any] = {}  # the newest counts
-        self.stopped: dict[str, Any] = {}
-        self.journals: dict[str, dict[str, str]] = {}
-        self.passes: queue.Queue[dict[str, Any] | None] = queue.Queue()
-        self.ready = threading.Event()
-        self.ended = threading.Event()
-        self.proc = self.runner.agent("integrity", [json.dumps(spec, separators=(",", ":"))])
-        self._reader = threading.Thread(target=self._read, name=f"integrity-{host}", daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        try:
-            with open(self.log, "a", encoding="utf-8") as log:
-                for row in agent.rows(self.proc.stdout):
-                    if "journal" in row:
-                        self.journals[str(row["journal"])] = row
-                        continue
-                    log.write(json.dumps(row) + "\n")
-                    log.flush()
-                    if "prefilled" in row:
-                        self.prefilled, self.pid = row["prefilled"], int(row["pid"])
-                        self.ready.set()
-                    elif "error" in row:
-                        self.error = str(row["error"])
-                    elif "pass" in row:
-                        self.passes.put(row["pass"])
-                    if "stopped" in row:
-                        self.stopped = row["stopped"]
-                    if "acknowledged" in row:
-                        self.last = row
-        finally:
-            self.ended.set()
-            self.ready.set()
-            self.passes.put(None)  # a pass awaited now will not come
-
-    @property
-    def gone(self) -> str:
-        """Why this host's command can do nothing more, or ""."""
-        lost = self.group.lost.get(self.host)
-        if lost is not None:
-            return f"the host was lost ({lost.get('reason', 'no answer')})"
-        if self.ended.is_set():
-            err = self.proc.stderr.read().decode(errors="replace").strip() \
-                if self.proc.stderr and self.proc.poll() is not None else ""
-            return self.error or f"the integrity command ended ({err.splitlines()[-1:] or '?'})"
-        return ""
-
-    def order(self, name: str) -> bool:
-        """Send an order (a signal, agent/integrity.py ORDERS); whether it was delivered."""
-        if self.gone or not self.pid:
-            return False
-        r = self.runner.run(["kill", "-s", ORDERS[name], str(self.pid)], timeout=ORDER_S)
-        return r.returncode == 0
-
-    def wait_ready(self) -> None:
-        self.ready.wait(PREFILL_S)
-        if not self.prefilled:
-            raise OSError(f"{self.host}: the integrity blocks could not be written: "
-                          f"{self.gone or 'no answer in time'}")
-
-    def verify(self) -> dict[str, Any]:
-        """One pass on this host: its record, or one saying why it was not verified."""
-        while not self.passes.empty():  # a pass a lost order left behind
-            self.passes.get_nowait()
-        if not self.order("verify"):
-            return _unverified(self.gone or "the verify order did not reach the host")
-        began = time.monotonic()
-        while time.monotonic() - began < PASS_S:
-            try:
-                got = self.passes.get(timeout=1.0)
-            except queue.Empty:
-                if self.gone:
-                    break
-                continue
-            if got is not None:
-                return got
-            break
-        return _unverified(self.gone or "no pass came back in time")
-
-    def end(self) -> None:
-        """The writers stop, the journals come back, the command ends."""
-        if self.pid and not self.gone:
-            self.order("end")
-            self.ended.wait(60.0)
-        if not self.ended.is_set():
-            self.proc.kill()
-        _close(self.proc)
-        self._reader.join(10.0)
 
 
 def _instance(host: str, workload: str) -> str:
     """The rbdjobs instance name of a host's blocks: its image `assay.SCENARIO.INSTANCE`."""
     return f"{host}.integrity-{workload}"
-
-
-def _unverified(reason: str) -> dict[str, Any]:
-    return {"status": "not verified", "reason": reason, "blocks": 0, "checked": 0, "bytes": 0,
-            "seconds": 0.0, "mbps": 0.0, **{s.value: 0 for s in State}, "workloads": {}}
-
-
-def _close(proc: subprocess.Popen[bytes]) -> None:
-    if proc.stdin is not None:
-        proc.stdin.close()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 def merge(label: str, t: float | None, per_host: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -329,22 +205,25 @@ class HostsSession:
                        else {})})
         out = local.section(self.spec, self.direct, files, self.passes, self.status,
                             self.reason)
-        out["hosts"] = {h: _host_summary(h, self.passes, self.writers.get(h))
-                        for h in self.placed}
+        out["hosts"] = {h: self._host(h) for h in self.placed}
         return out
 
-
-def _host_summary(host: str, passes: list[dict[str, Any]],
-                  writer: HostWriter | None) -> dict[str, Any]:
-    """One host's verdict in integrity mode: its worst count of each problem over the passes,
-    its last pass's status, and what its writers acknowledged."""
-    mine = [p["hosts"][host] for p in passes if host in p.get("hosts", {})]
-    last = mine[-1] if mine else {}
-    return {"status": last.get("status", "not verified"),
-            **({"reason": last["reason"]} if last.get("reason") else {}),
-            "blocks": int(last.get("blocks", 0)), "checked": int(last.get("checked", 0)),
-            "mbps": last.get("mbps", 0.0),
-            "acknowledged": sum(int(v.get("acknowledged", 0)) for v in
-                                (writer.stopped.values() if writer else [])),
-            **{p.value: max((int(x.get(p.value, 0)) for x in mine), default=0)
-               for p in PROBLEMS}}
+    def _host(self, host: str) -> dict[str, Any]:
+        """One host's own verdict: its last pass, its worst counts over the passes, and the
+        scenario's integrity thresholds graded on its blocks alone (the run's verdict grades
+        them on every host's together)."""
+        mine = [{**p["hosts"][host], "label": p["label"]} for p in self.passes
+                if host in p.get("hosts", {})]
+        last = mine[-1] if mine else {}
+        writer = self.writers.get(host)
+        alone = local.section(self.spec, self.direct, [], mine, "")
+        graded = [integrity_result(t, alone).to_json()
+                  for t in self.group.plan.thresholds if t.integrity]
+        return {"status": last.get("status", "not verified"),
+                **({"reason": last["reason"]} if last.get("reason") else {}),
+                "blocks": int(last.get("blocks", 0)), "checked": int(last.get("checked", 0)),
+                "mbps": last.get("mbps", 0.0),
+                "acknowledged": sum(int(v.get("acknowledged", 0)) for v in
+                                    (writer.stopped.values() if writer else [])),
+                **{p.value: int(alone[p.value]) for p in PROBLEMS},
+                **({"thresholds": graded} if graded else {})}
