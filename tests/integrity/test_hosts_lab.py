@@ -148,3 +148,33 @@ def test_hosts_check_finds_the_agents_python_and_its_rbd_binding(
                                   "ansible_python_interpreter": "/nonexistent/python3"})
     bad = check_host(missing, known_hosts=cluster.known_hosts)
     assert any("/nonexistent/python3 does not run there" in e for e in bad.errors), bad.errors
+
+
+def test_a_host_lost_mid_run_is_not_verified_and_the_run_does_not_pass(
+        cluster: Cluster, tmp_path: Path) -> None:  # noqa: F811
+    from assay.platforms import labcluster
+
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(SCENARIO.format(name="lab-integrity-loss", rate=50).replace(
+        "    - {name: check, action: verify, at: 9s}",
+        "    - {name: cut, action: host_fail, at: 5s, host: n3}"))
+    try:
+        r = assay("run", str(scenario), "--hosts", cluster.inventory, "--results",
+                  str(tmp_path / "results"), "--json")
+    finally:
+        labcluster.host_recover(cluster, "n3")
+    assert r.returncode == 1, r.stdout[-3000:] + r.stderr[-3000:]
+    run_dir = Path(json.loads(r.stdout)["run_dir"])
+    rec = json.loads((run_dir / "run.json").read_text())
+    section = rec["integrity"]
+    assert list(rec["cluster"]["lost"]) == ["n3"]
+    final = section["passes"][-1]
+    assert final["status"] == "incomplete" and "n3: the host was lost" in final["reason"]
+    assert final["hosts"]["n1"]["status"] == final["hosts"]["n2"]["status"] == "completed"
+    assert final["checked"] == 2 * BLOCKS and final["lost"] == 0  # the survivors' blocks
+    assert section["status"] == "not verified"
+    assert section["hosts"]["n3"]["status"] == "not verified"
+    [t] = [t for t in rec["thresholds"] if t["expr"].startswith("integrity.lost")]
+    assert not t["passed"] and t["note"] == "no complete verify pass ran"
+    shown = assay("show", str(run_dir))
+    assert "n3: not verified" in shown.stdout, shown.stdout
