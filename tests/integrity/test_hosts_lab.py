@@ -174,6 +174,7 @@ def test_a_host_lost_mid_run_is_not_verified_and_the_run_does_not_pass(
     assert final["checked"] == 2 * BLOCKS and final["lost"] == 0  # the survivors' blocks
     assert section["status"] == "not verified"
     assert section["hosts"]["n3"]["status"] == "not verified"
+    assert section["hosts"]["n3"]["acknowledged"] > 0  # its writes up to the loss, counted
     [t] = [t for t in rec["thresholds"] if t["expr"].startswith("integrity.lost")]
     assert not t["passed"] and t["note"] == "no complete verify pass ran"
     shown = assay("show", str(run_dir))

@@ -138,7 +138,7 @@ class HostsSession:
                stop: threading.Event | None = None) -> dict[str, Any]:
         """A pass on every host at once, merged (hosts lost are not verified)."""
         with self._verifying:
-            results = self._each(lambda w: w.verify())
+            results = self._each(lambda w: w.verify(stop))
             record = merge(label, t, results)
             self.passes.append(record)
             return record
@@ -183,14 +183,13 @@ class HostsSession:
             for area in spec["areas"]:
                 name = area["workload"]
                 stopped = (w.stopped.get(name, {}) if w else {})
-                counts = (w.last.get("acknowledged", {}) if w else {})
                 kept = self.journal_dir / h / f"{name}.gen"
                 brought = kept.is_file() and (self.journal_dir / h / f"{name}.log").is_file()
                 files.append({
                     "host": h, "workload": name, "path": area["path"],
                     "block_size": area["block"], "blocks": area["blocks"],
                     "writer": area["writer"], "journal": f"{JOURNAL_DIR}/{h}/{name}",
-                    "acknowledged": int(stopped.get("acknowledged", counts.get(name, 0))),
+                    "acknowledged": w.acknowledged.get(name, 0) if w else 0,
                     "write_errors": int(stopped.get("write_errors", 0)),
                     "direct_writes": bool(stopped.get("direct_writes",
                                                       (w.prefilled.get(name, {}).get("direct")
@@ -223,7 +222,6 @@ class HostsSession:
                 **({"reason": last["reason"]} if last.get("reason") else {}),
                 "blocks": int(last.get("blocks", 0)), "checked": int(last.get("checked", 0)),
                 "mbps": last.get("mbps", 0.0),
-                "acknowledged": sum(int(v.get("acknowledged", 0)) for v in
-                                    (writer.stopped.values() if writer else [])),
+                "acknowledged": sum(writer.acknowledged.values()) if writer else 0,
                 **{p.value: int(alone[p.value]) for p in PROBLEMS},
                 **({"thresholds": graded} if graded else {})}

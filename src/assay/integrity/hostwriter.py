@@ -95,8 +95,9 @@ class HostWriter:
             raise OSError(f"{self.host}: the integrity blocks could not be written: "
                           f"{self.gone or 'no answer in time'}")
 
-    def verify(self) -> dict[str, Any]:
-        """One pass on this host: its record, or one saying why it was not verified."""
+    def verify(self, stop: threading.Event | None = None) -> dict[str, Any]:
+        """One pass on this host: its record, or one saying why it was not verified (`stop`:
+        the run ended meanwhile; the host's pass is then not waited for)."""
         while not self.passes.empty():  # a pass a lost order left behind
             self.passes.get_nowait()
         began = time.monotonic()
@@ -109,12 +110,21 @@ class HostWriter:
             except queue.Empty:
                 if self.gone:
                     break
+                if stop is not None and stop.is_set():
+                    return _unverified("the run ended during the pass")
                 continue
             if got is not None:  # with what the order and the answer cost (ssh, here)
                 return {**got, "order_s": round(ordered, 3),
                         "answer_s": round(time.monotonic() - began, 3)}
             break
         return _unverified(self.gone or "no pass came back in time")
+
+    @property
+    def acknowledged(self) -> dict[str, int]:
+        """Writes acknowledged per workload: as the writers stopped, else the last count."""
+        if self.stopped:
+            return {w: int(v.get("acknowledged", 0)) for w, v in self.stopped.items()}
+        return {w: int(n) for w, n in self.last.get("acknowledged", {}).items()}
 
     def end(self) -> None:
         """The writers stop, the journals come back, the command ends."""
