@@ -19,9 +19,8 @@ from assay.agent.area import RBD, SUBDIR, writer_id
 from assay.agent.block import PROBLEMS, State
 from assay.agent.integrity import unpack
 from assay.agent.journal import digest_of
-from assay.cluster.group import RunnerGroup
 from assay.integrity import session as local
-from assay.integrity.hostwriter import HostWriter
+from assay.integrity.hostwriter import Hosts, HostWriter
 from assay.platforms import rbdjobs
 from assay.platforms.base import Platform
 from assay.platforms.ceph import Driver as Ceph
@@ -71,7 +70,7 @@ class HostsSession:
     """The Session of a cluster run (session.Session's interface, for the engine, the
     `verify` action and lifecycle.close)."""
 
-    def __init__(self, run_id: str, spec: IntegritySpec, chosen: list[str], group: RunnerGroup,
+    def __init__(self, run_id: str, spec: IntegritySpec, chosen: list[str], group: Hosts,
                  direct: bool, seed: int, platform: Platform | None = None):
         assert group.plan.cluster is not None
         self.run_id, self.spec, self.group, self.direct, self.seed = \

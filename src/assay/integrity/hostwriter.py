@@ -11,22 +11,34 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from assay.agent.block import State
 from assay.agent.integrity import ORDERS
-from assay.cluster.group import RunnerGroup
+from assay.plan import Plan
+from assay.results.rundir import RunDir
 from assay.runners import agent
+from assay.runners.base import Runner
 
 PREFILL_S = 600.0  # the longest a host's prefill of its blocks may take
 PASS_S = 3600.0  # ... and a pass
 ORDER_S = 30.0  # ... and a `kill` to reach it
 
 
+class Hosts(Protocol):
+    """What integrity mode uses of a cluster run's hosts (cluster/group.py RunnerGroup)."""
+
+    plan: Plan
+    runners: dict[str, Runner]
+    lost: dict[str, dict[str, Any]]  # host -> when and why
+    rd: RunDir
+    force: bool  # --force: write into what assay did not create
+
+
 class HostWriter:
     """One host's `integrity` command and the rows it sends back."""
 
-    def __init__(self, host: str, group: RunnerGroup, spec: dict[str, Any], log: Path):
+    def __init__(self, host: str, group: Hosts, spec: dict[str, Any], log: Path):
         self.host = host
         self.group = group
         self.runner = group.runners[host]

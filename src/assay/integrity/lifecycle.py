@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from assay.cluster.group import RunnerGroup
 from assay.integrity.check import writing
 from assay.integrity.fiojobs import headed_files
 from assay.integrity.hosts import HostsSession
+from assay.integrity.hostwriter import Hosts
 from assay.integrity.session import Session, settings
 from assay.plan import Plan
 from assay.platforms.base import Platform
@@ -29,7 +29,7 @@ def open_session(plan: Plan, run_id: str, directory: Path, run_dir: Path,
                    {f.name: data_hash(plan, f.name) for f in files})
 
 
-def open_hosts(plan: Plan, run_id: str, group: RunnerGroup, direct: bool,
+def open_hosts(plan: Plan, run_id: str, group: Hosts, direct: bool,
                platform: Platform) -> HostsSession | None:
     """A cluster run's session: the writers and passes run on each host (hosts.py)."""
     spec, chosen = settings(plan.resolved, writing(plan.streams))
