@@ -29,7 +29,6 @@ from assay.hosts.cgroup import BlkioGroup
 from assay.hosts.fingerprint import block_device_facts
 from assay.hosts.utilisation import HostProbe
 from assay.integrity import lifecycle as integrity
-from assay.integrity.session import Session
 from assay.metrics.duetime import IssueLogReader, due_latency, due_windows, paced_jobs
 from assay.metrics.sampler import Sample, Sampler, stored_line
 from assay.plan import LOCAL, RUN_JOB, Plan
@@ -77,7 +76,7 @@ class Engine:
         self.cgroup: BlkioGroup | None = None  # fio runs in it, so actions can throttle it
         self.lock: TargetLock | None = None  # one run per target
         self.sidecars: Sidecars | None = None  # databases beside fio (postgres/sidecar.py)
-        self.integrity: Session | None = None  # integrity mode's writers and passes
+        self.integrity: integrity.AnySession | None = None  # integrity mode's writers, passes
 
     # -- the run -------------------------------------------------------------------------
     def execute(self) -> Outcome:
@@ -125,6 +124,10 @@ class Engine:
             self.run_dir, self.runner, self.info = cluster.open_run(plan, self.opt,
                                                                     self.platform, self.console)
             self.streams = RunStreams(self.run_dir.path)
+            self.integrity = integrity.open_hosts(plan.resolved, plan.streams, self.run_dir.id,
+                                                  self.runner,
+                                                  plan.scenario.target.direct is not False,
+                                                  self.platform)
             return self.run_dir.path
         if plan.hosts != [LOCAL]:
             raise UserError(f"this version runs on the local host only (plan: {plan.hosts})")
@@ -177,12 +180,12 @@ class Engine:
 
     def _prefill(self, directory: Path) -> None:
         assert self.run_dir and self.runner
+        if self.integrity:
+            self.integrity.prefill()
         if isinstance(self.runner, RunnerGroup):
             self.info["prefill"] = cluster.prefill(self.plan, self.runner, self.run_dir,
                                                    self.console)
             return
-        if self.integrity:
-            self.integrity.prefill()
         if self.plan.files:  # a database-only run has no fio files
             self.info["prefill"] = prefill(self.plan, directory, self.runner, self.run_dir,
                                            self.console, fresh=self.opt.fresh, env=self.env,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.integrity import journal
+from assay.agent import journal  # the integrity core runs in the agent
 from assay.integrity.journal import Journal
 
 

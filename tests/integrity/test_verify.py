@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from assay.agent import blockpass
 from assay.integrity import verify
 from assay.integrity.session import Session
 from tests.integrity.support import BLOCK, flip, written
@@ -79,7 +80,7 @@ def test_offsets_are_kept_for_the_first_hundred_only(tmp_path: Path) -> None:
 
 def test_a_stopped_pass_is_interrupted_and_keeps_its_counts(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(verify, "CHUNK", 4 * BLOCK)
+    monkeypatch.setattr(blockpass, "CHUNK", 4 * BLOCK)  # the agent reads blocks
     s = written(tmp_path)
     flip(s.areas[0].path, 10)
     stop = threading.Event()

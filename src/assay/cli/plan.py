@@ -143,7 +143,7 @@ def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple
                            for c in plan.components],
             "steps": [s.model_dump(mode="json") for s in plan.resolved.steps],
             "thresholds": [t.text for t in plan.thresholds],
-            "integrity": integrity_line(plan.resolved, plan.streams),
+            "integrity": integrity_line(plan.resolved, plan.streams, plan.cluster is not None),
             "fio_check": None if no_check else (complaint or "ok"),
             "jobfile": jobfile, "jobfiles": plan.jobfiles,
             "hosts": plan.cluster.to_json() if plan.cluster else None,
@@ -162,7 +162,8 @@ def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple
                 when += f" x{step.count}" if step.count else " until the end"
             con.print(f"  step {i + 1}: {step.action} {when}")
         con.print(f"dataset: {format_size(plan.dataset_bytes)} in {plan.file_count} files")
-        con.print(f"integrity: {integrity_line(plan.resolved, plan.streams)}")
+        on_hosts = plan.cluster is not None
+        con.print(f"integrity: {integrity_line(plan.resolved, plan.streams, on_hosts)}")
         con.print("streams:")
         for st in plan.streams:
             con.print(f"  {st.key:<20} {len(st.jobs)} fio jobs, {len(st.files)} files: "

@@ -1,6 +1,7 @@
 """Is every host of an inventory ready for a run? One thread per host (bounded).
 
-Per host: SSH in batch mode with its host key verified; fio present, version >= 3.33; its
+Per host: SSH in batch mode with its host key verified; fio present, version >= 3.33; the
+agent's Python (and its RBD binding, pythoncheck.py); its
 clock against ours (midpoint of the fastest of a few round trips); free space at its target;
 and the rules a local target obeys (a directory's parent exists; a block device holding a
 filesystem, partition table or mount, or used by another device, is refused).
@@ -17,6 +18,7 @@ from typing import Any
 
 from assay.hosts.devicerules import device_problems, refusal
 from assay.hosts.inventory import Host
+from assay.hosts.pythoncheck import check_python
 from assay.hosts.ssh import SshError, SshHost
 
 FIO_MIN = (3, 33)
@@ -89,6 +91,7 @@ def check_host(host: Host, *, accept_new: bool = False, known_hosts: str | None 
             return r
         r.reachable = True
         _check_fio(ssh, r)
+        check_python(ssh, r)  # the agent's interpreter
         try:
             r.offset, r.rtt = ssh.clock_offset()
             if abs(r.offset) > CLOCK_WARN:

@@ -22,11 +22,6 @@ def check(resolved: ResolvedScenario, streams: list[Stream],
     src = resolved.source
     writes = writing(streams)
     _, chosen = settings(resolved, writes)
-    if chosen and cluster:  # the writers and passes run here, on this machine's target
-        return [src.issue(("integrity",) if resolved.scenario.integrity is not None
-                          else ("workloads", chosen[0], "verify"),
-                          "integrity mode verifies this machine's target: cluster runs "
-                          "(--hosts) cannot verify yet")]
     issues = [src.issue(("workloads", n, "verify"), "this workload does not write: there is "
                         "nothing to verify")
               for n, w in resolved.workloads.items() if w.verify and n not in writes]
@@ -52,12 +47,19 @@ def check(resolved: ResolvedScenario, streams: list[Stream],
     return issues
 
 
-def describe(resolved: ResolvedScenario, streams: list[Stream]) -> str:
-    """One line for `assay plan`: what integrity mode will write, or that it is off."""
+def describe(resolved: ResolvedScenario, streams: list[Stream], hosts: bool = False) -> str:
+    """One line for `assay plan`: what integrity mode will write, or that it is off; `hosts`:
+    a cluster run, where each host's agent writes and verifies its own blocks."""
     spec, chosen = settings(resolved, writing(streams))
     if not chosen:
         return "off"
     headed = headed_files(streams)
+    if hosts:
+        return (f"{', '.join(chosen)}: on each host it is placed on, {spec.size >> 20} MiB of "
+                f"{spec.block >> 10} KiB self-checking blocks at {spec.rate:g} writes/s, "
+                f"written and verified there by assay's agent, journaled on the host and "
+                f"brought back at the end; "
+                + ("verified on every host at the end" if spec.final else "no final pass"))
     return (f"{', '.join(chosen)}: {spec.size >> 20} MiB of {spec.block >> 10} KiB self-checking "
             f"blocks each at {spec.rate:g} writes/s, journaled in the run directory; "
             + (f"{len(headed)} data files written with fio's crc32c verify headers, "

@@ -35,6 +35,10 @@ def load(run_dir: Path, record: RunRecord) -> tuple[list[Area], dict[str, Any], 
     if not section or not section.get("files"):
         raise UserError(f"run {run_dir.name} was not in integrity mode: nothing to verify "
                         f"(`integrity: on` in the scenario, or `verify: true` on a workload)")
+    if any(f.get("host") for f in section["files"]):
+        raise UserError(f"run {run_dir.name} verified its blocks on its hosts (a cluster run): "
+                        f"`assay verify` checks a one-host run's target; its passes are in "
+                        f"run.json (`assay show {run_dir.name}`)")
     target = Path(record.target.path or "")
     if record.target.removed:
         raise UserError(f"run {run_dir.name} wrote to a temporary directory that was removed "

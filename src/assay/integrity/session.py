@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from assay.integrity.area import SUBDIR, Area, writer_id
 from assay.integrity.block import PROBLEMS
@@ -21,8 +21,26 @@ from assay.integrity.writer import Writer
 from assay.scenario.models import IntegritySpec, ResolvedScenario
 
 JOURNAL_DIR = "integrity"  # in the run directory
-_ACTIVE: dict[str, Session] = {}
+_ACTIVE: dict[str, Verifies] = {}
 _ACTIVE_LOCK = threading.Lock()
+
+
+class Verifies(Protocol):
+    """A run's writers that a `verify` step can check: this module's Session, or a cluster
+    run's (hosts.py)."""
+
+    def verify(self, label: str, t: float | None = None,
+               stop: threading.Event | None = None) -> dict[str, Any]: ...
+
+
+def register(run_id: str, session: Verifies) -> None:
+    with _ACTIVE_LOCK:
+        _ACTIVE[run_id] = session
+
+
+def unregister(run_id: str) -> None:
+    with _ACTIVE_LOCK:
+        _ACTIVE.pop(run_id, None)
 
 
 def settings(resolved: ResolvedScenario, writing: set[str]) -> tuple[IntegritySpec, list[str]]:
@@ -68,8 +86,7 @@ class Session:
             self.writers[a.workload] = w
 
     def start(self) -> None:
-        with _ACTIVE_LOCK:
-            _ACTIVE[self.run_id] = self
+        register(self.run_id, self)
         for w in self.writers.values():
             w.start()
         self.status = "writing"
@@ -77,8 +94,7 @@ class Session:
     def stop(self) -> None:
         for w in self.writers.values():
             w.stop()
-        with _ACTIVE_LOCK:
-            _ACTIVE.pop(self.run_id, None)
+        unregister(self.run_id)
         if self.status == "writing":
             self.status = "stopped"
 
@@ -144,6 +160,6 @@ def section(spec: IntegritySpec, direct: bool, files: list[dict[str, Any]],
             "passes": passes, **worst, "workloads": per}
 
 
-def active(run_id: str) -> Session | None:
+def active(run_id: str) -> Verifies | None:
     with _ACTIVE_LOCK:
         return _ACTIVE.get(run_id)

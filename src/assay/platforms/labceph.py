@@ -257,7 +257,10 @@ def _write_inventory(c: Cluster, lab: CephLab) -> None:
     labcluster.write_inventory(c)
     extra = [f"assay_ceph_conf={lab.conf}", f"assay_ceph_keyring={lab.keyring}",
              f"assay_ceph_pool={lab.pool}", "assay_ceph_client=admin",
-             f"assay_ceph_lab={lab.root}", ""]
+             f"assay_ceph_lab={lab.root}",
+             # the agent's Python on each node: Debian's, which has the RBD binding
+             # (python3-rbd) that integrity mode uses on RBD images
+             "ansible_python_interpreter=/usr/bin/python3", ""]
     with open(c.inventory, "a", encoding="utf-8") as fh:
         fh.write("\n".join(extra))
 

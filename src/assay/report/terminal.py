@@ -207,6 +207,12 @@ def _integrity_table(console: Console, run: RunRecord) -> None:
     console.print(t)
     if d.get("reason"):
         console.print(f"  {d['reason']}")
+    for host, h in (d.get("hosts") or {}).items():  # a cluster run: each host's own blocks
+        found = ", ".join(f"[red]{h[k]} {k}[/]" for k in kinds if h.get(k)) or "no problem"
+        console.print(f"  {host}: {h.get('checked', 0):,} of {h.get('blocks', 0):,} blocks, "
+                      f"{h.get('acknowledged', 0):,} writes acknowledged: {found}"
+                      if h.get("status") == "completed" else
+                      f"  {host}: [red]not verified[/]: {h.get('reason', h.get('status'))}")
     for p in d.get("passes", []):
         for w, r in p.get("workloads", {}).items():
             for k, offsets in r.get("offsets", {}).items():
