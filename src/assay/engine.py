@@ -124,6 +124,7 @@ class Engine:
         if plan.cluster is not None:  # one runner per host, driven as one (assay.cluster)
             self.run_dir, self.runner, self.info = cluster.open_run(plan, self.opt,
                                                                     self.platform, self.console)
+            self.cgroup = self.runner.blkio  # each host's group, when the run throttles
             self.streams = RunStreams(self.run_dir.path)
             return self.run_dir.path
         if plan.hosts != [LOCAL]:

@@ -37,6 +37,7 @@ from typing import Any
 
 from assay.cluster.hostseries import HostSeries
 from assay.cluster.liveness import LOSS_S, PROBE_S, Liveness
+from assay.cluster.throttle import HostsBlkio
 from assay.exitcodes import UserError
 from assay.hosts.check import FIO_MIN, fio_version
 from assay.plan import RUN_JOB, Plan
@@ -90,6 +91,7 @@ class RunnerGroup:
         self.force = False  # write into instance directories holding files not assay's
         self.spawn_s: dict[str, float] = {}  # how long one remote command took per host
         self.late: dict[str, int] = {}  # host -> times it was silent but answered a probe
+        self.blkio: HostsBlkio | None = None  # each host's blkio group (cluster/throttle.py)
         self._t0 = 0.0
 
     # -- opening: everything checked before any IO ----------------------------------------
@@ -201,7 +203,9 @@ class RunnerGroup:
         return None  # checked per host by open()
 
     def confine(self, procs: Path | None) -> None:
-        """No cgroup on remote hosts."""
+        """Each host's fio in its own blkio group there, when the run throttles."""
+        for h, path in (self.blkio.procs() if self.blkio else {}).items():
+            self.runners[h].confine(Path(path))
 
     def start(self, name: str, env: Mapping[str, str], *, at: float | None = None,
               sections: Sequence[str] = ()) -> ClusterRun:

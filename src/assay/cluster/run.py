@@ -16,6 +16,7 @@ from typing import Any
 from rich.console import Console
 
 from assay.cluster.group import RunnerGroup
+from assay.cluster.throttle import HostsBlkio
 from assay.console import LiveProgress
 from assay.exitcodes import RunAborted
 from assay.plan import PREFILL_JOB, Plan
@@ -51,6 +52,8 @@ def open_run(plan: Plan, opt: RunOptions, platform: Platform, console: Console) 
                                                     for f in hp.files], opt.force)
             for env in group.envs.values():
                 env.update(extra)
+            # each host's blkio group with target.throttle in force (cluster/throttle.py)
+            group.blkio = HostsBlkio.open(plan, rd.id, group.runners, group.lost)
         except BaseException:
             group.close()
             raise
@@ -65,9 +68,14 @@ def open_run(plan: Plan, opt: RunOptions, platform: Platform, console: Console) 
                               "dataset_bytes": plan.dataset_bytes,
                               "hosts": {h: hp.host.path for h, hp in plan.cluster.hosts.items()},
                               "driver": platform.facts()}  # e.g. the images a crash leaves
+            if group.blkio is not None:  # the caps in force on each host, as it reports them
+                for h, caps in group.blkio.per_host_limits().items():
+                    group.facts[h]["blkio_limits"] = caps
             info["cluster"] = group.record()
             rd.write_record(parse_record(info))
     except BaseException:
+        if group.blkio is not None:
+            group.blkio.remove()
         group.close()
         raise
     return rd, group, info
