@@ -179,7 +179,7 @@ class Engine:
         assert self.run_dir and self.runner
         if isinstance(self.runner, RunnerGroup):
             self.info["prefill"] = cluster.prefill(self.plan, self.runner, self.run_dir,
-                                                   self.console)
+                                                   self.console, self.opt.fresh)
             return
         if self.integrity:
             self.integrity.prefill()

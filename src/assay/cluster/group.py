@@ -208,8 +208,10 @@ class RunnerGroup:
             self.runners[h].confine(Path(path))
 
     def start(self, name: str, env: Mapping[str, str], *, at: float | None = None,
-              sections: Sequence[str] = ()) -> ClusterRun:
-        active = [h for h in self.runners if h not in self.lost]
+              sections: Sequence[str] | Mapping[str, Sequence[str]] = ()) -> ClusterRun:
+        """`sections` per host (a Mapping): only the hosts named run, each its own."""
+        active = [h for h in self.runners if h not in self.lost
+                  and (not isinstance(sections, Mapping) or sections.get(h))]
         if not active:
             raise UserError("every host of the cluster is lost")
         # time for every host's start command to get there, started one after the other:
@@ -222,7 +224,8 @@ class RunnerGroup:
         for h in active:
             offset = float(self.facts.get(h, {}).get("clock_offset_ms") or 0) / 1000
             runs[h] = self.runners[h].start(name, {**env, **self.envs[h]}, at=t0 + offset,
-                                            sections=sections)
+                                            sections=sections[h] if isinstance(
+                                                sections, Mapping) else sections)
         self.current = ClusterRun(self, runs, t0, Path(name).stem)
         return self.current
 
