@@ -51,8 +51,14 @@ class HostFiles:
     kept: dict[str, tuple[int, str]] = field(default_factory=dict)  # manifest: size, hash
     sizes: dict[str, int] = field(default_factory=dict)  # what exists there now
 
+    @property
+    def on_device(self) -> bool:
+        """A raw device (`assay_device`): no directory to keep a manifest in; always written."""
+        return self.target.startswith("/dev/")
+
     def stale(self, fresh: bool) -> list[tuple[str, int]]:
-        return [(n, s) for n, s in self.files if fresh or not self.reusable(n, s)]
+        return [(n, s) for n, s in self.files
+                if fresh or self.on_device or not self.reusable(n, s)]
 
     def reusable(self, name: str, size: int) -> bool:
         return self.kept.get(name) == (size, self.hashes[name]) and all(
@@ -80,7 +86,7 @@ def host_files(plan: Plan, host: str) -> HostFiles:
         count = sets.get(name.split("/", 1)[-1], 1)  # a set of small files: its two ends
         ends[name] = [(name, size)] if count == 1 else \
             [(name.replace("$filenum", str(i)), size // count) for i in (0, count - 1)]
-    return HostFiles(host, str(hp.host.path), list(hp.files), hashes, ends)
+    return HostFiles(host, str(hp.host.target), list(hp.files), hashes, ends)
 
 
 def section_hash(jobfile: str, section: str) -> str:
@@ -90,6 +96,8 @@ def section_hash(jobfile: str, section: str) -> str:
 
 
 def _read(group: RunnerGroup, hf: HostFiles) -> None:
+    if hf.on_device:
+        return
     subs = sorted({n.split("/", 1)[0] for n, _ in hf.files})
     paths = [p for n, _ in hf.files for p, _ in hf.ends[n]]
     r = group.runners[hf.host].run(["sh", "-c", STATE, "assay-prefill", hf.target,
@@ -104,6 +112,8 @@ def _read(group: RunnerGroup, hf: HostFiles) -> None:
 
 
 def _write(group: RunnerGroup, hf: HostFiles, names: list[str]) -> None:
+    if hf.on_device:
+        return
     r = group.runners[hf.host].run(["sh", "-c", WRITE, "assay-prefill", hf.target,
                                     *hf.manifests(names)])
     if r.returncode != 0:

@@ -64,7 +64,7 @@ def open_run(plan: Plan, opt: RunOptions, platform: Platform, console: Console) 
             info = initial_record(plan, rd.id, platform, rd.path, direct, opt.parent, {})
             info["target"] = {"platform": "hosts", "direct_io": direct,
                               "dataset_bytes": plan.dataset_bytes,
-                              "hosts": {h: hp.host.path for h, hp in plan.cluster.hosts.items()},
+                              "hosts": {h: hp.host.target for h, hp in plan.cluster.hosts.items()},
                               "driver": platform.facts()}  # e.g. the images a crash leaves
             if group.blkio is not None:  # the caps in force on each host, as it reports them
                 for h, caps in group.blkio.per_host_limits().items():

@@ -36,8 +36,10 @@ OPEN = (
     'r=$1; g=$2; t=$3; shift 3; '
     '[ -e "$r/blkio.throttle.read_iops_device" ] || { echo "no cgroup v1 blkio at $r" >&2; '
     'exit 3; }; [ -w "$r" ] || { echo "$r is not writable (not root)" >&2; exit 3; }; '
-    'for d; do if [ "$d" = target ]; then p=$t; while [ ! -e "$p" ]; do p=$(dirname -- "$p"); '
-    'done; n=$(findmnt -n -o MAJ:MIN -T "$p" | tr -d " ") || n=""; '
+    'for d; do if [ "$d" = target ] && [ -b "$t" ]; then x=$(stat -L -c %t:%T -- "$t"); '
+    'n=$((0x${x%:*})):$((0x${x#*:})); elif [ "$d" = target ]; then p=$t; '
+    'while [ ! -e "$p" ]; do p=$(dirname -- "$p"); done; '
+    'n=$(findmnt -n -o MAJ:MIN -T "$p" | tr -d " ") || n=""; '
     'else [ -b "$d" ] || { echo "$d is not a block device there" >&2; exit 4; }; '
     'x=$(stat -L -c %t:%T -- "$d"); n=$((0x${x%:*})):$((0x${x#*:})); fi; '
     'case $n in ""|0:*) echo "the target $t is on no block device of its own (major 0): name '
@@ -195,7 +197,7 @@ def step_device(step: Any) -> str:
 
 def hp_target(plan: Plan, host: str) -> str:
     assert plan.cluster is not None
-    return str(plan.cluster.hosts[host].host.path or "/")
+    return str(plan.cluster.hosts[host].host.target or "/")
 
 
 def _open(g: HostGroup, target: str, asked: list[str]) -> str | None:
