@@ -60,6 +60,7 @@ def test_a_hosts_raw_device_is_driven_and_one_holding_a_filesystem_refused_befor
         assert rec["status"] == "passed"
         facts = rec["cluster"]["hosts"]["n2"]
         assert facts["device"] == blank and facts["device_bytes"] == 64 << 20
+        assert facts["kernel"] and facts["fs"] == "raw device"
         assert rec["cluster"]["graded"]["n2"]["ios"] > 0
         assert f"filename={blank}" in (run_dir / "hosts" / "n2" / "run.fio").read_text()
         with open(blank, "rb") as f:  # the prefill laid the host's files out on the device

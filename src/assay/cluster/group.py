@@ -150,6 +150,9 @@ class RunnerGroup:
             raise UserError(f"{name}: {fio.stdout.strip()} is older than fio "
                             f"{'.'.join(map(str, FIO_MIN))}, the oldest assay drives")
         if hp.host.device:  # a raw device there: checked as a local one is
+            facts.update({k: v for k, v in _facts(runner.run(["sh", "-c", FACTS, "assay-probe",
+                                                              "/"])).items()
+                          if k in ("kernel", "cpus", "mem_bytes")})
             facts.update(devices.check(name, runner, hp.host.device,
                                        sum(size for _, size in hp.files), self.force))
         else:
