@@ -123,6 +123,7 @@ class Engine:
         if plan.cluster is not None:  # one runner per host, driven as one (assay.cluster)
             self.run_dir, self.runner, self.info = cluster.open_run(plan, self.opt,
                                                                     self.platform, self.console)
+            self.cgroup = self.runner.blkio  # each host's group, when the run throttles
             self.streams = RunStreams(self.run_dir.path)
             self.integrity = integrity.open_hosts(plan.resolved, plan.streams, self.run_dir.id,
                                                   self.runner,
@@ -184,7 +185,7 @@ class Engine:
             self.integrity.prefill()
         if isinstance(self.runner, RunnerGroup):
             self.info["prefill"] = cluster.prefill(self.plan, self.runner, self.run_dir,
-                                                   self.console)
+                                                   self.console, self.opt.fresh)
             return
         if self.plan.files:  # a database-only run has no fio files
             self.info["prefill"] = prefill(self.plan, directory, self.runner, self.run_dir,

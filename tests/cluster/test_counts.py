@@ -32,12 +32,13 @@ def test_each_host_and_start_skew_verdicts_are_counted(tmp_path: Path) -> None:
     assert rec["verdict"]["passed"] == sum(t["passed"] for t in merged + per_host) >= 3
 
 
-def test_target_throttle_is_refused_in_a_cluster_plan_naming_the_field(tmp_path: Path) -> None:
+def test_target_throttle_plans_on_a_cluster_and_device_target_needs_one(tmp_path: Path) -> None:
     text = (REPLAY / "scenario.yaml").read_text().replace(
-        "workloads:", "target:\n  throttle: [{device: /dev/loop0, read_iops: 100}]\nworkloads:")
-    plan_text(text, "t.yaml")  # a local run takes it
-    with pytest.raises(ScenarioInvalid) as e:
-        plan_text(text, "t.yaml", hosts=hosts_in(tmp_path, ["n1", "n2"]))
+        "workloads:", "target:\n  throttle: [{device: target, read_iops: 100}]\nworkloads:")
+    plan = plan_text(text, "t.yaml", hosts=hosts_in(tmp_path, ["n1", "n2"]))  # each host's
+    assert plan.scenario.target.throttle[0].device == "target"
+    with pytest.raises(ScenarioInvalid) as e:  # a local run has no host target to resolve
+        plan_text(text, "t.yaml")
     said = str(e.value)
     assert "target.throttle" in said and "t.yaml:" in said and "cluster run" in said
 

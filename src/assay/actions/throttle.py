@@ -11,6 +11,8 @@ set with `ceph config set osd`, and set back to what they were when the window e
 The cap goes on the run's cgroup v1 blkio group, so it slows exactly the load's IO to that
 device. When the window ends (or the run does) the device gets back the caps it had before
 (`target.throttle` or none). `device` is a node or an index into the platform's devices.
+On a cluster run (`--hosts`) the cap goes on every active host's own group, for a node as the
+host sees it or (no device, or an index) the device under the host's target: docs/hosts.md.
 """
 
 from __future__ import annotations
@@ -66,6 +68,8 @@ def run(p: Params, ctx: ActionContext) -> str:
         raise ActionFailed("throttle needs cgroup v1 blkio (root, /sys/fs/cgroup/blkio)")
     if isinstance(p.device, str) and not p.device.isdigit():
         device = p.device
+    elif ctx.group.per_host:  # a cluster run: on each host, the device under its target
+        device = "target"
     else:
         devices = ctx.platform.devices() if isinstance(ctx.platform, FsPlatform) else []
         device = pick(devices, p.device if p.device is not None else 1, "device")
@@ -75,6 +79,8 @@ def run(p: Params, ctx: ActionContext) -> str:
     ctx.details.update({"device": device, **{k: v for k, v in caps.items() if v}})
     try:
         ctx.group.limit(device, **caps)
+        if ctx.group.per_host:  # what each active host has in force, as it reports it
+            ctx.details["hosts"] = ctx.group.per_host_limits()  # type: ignore[attr-defined]
     except (OSError, ValueError) as e:
         raise ActionFailed(f"cannot throttle {device}: {e}") from None
     try:

@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 
 from assay.cli.common import duration_value, scenario_error
+from assay.cli.plan_hosts import participants
 from assay.cli.run import planned
 from assay.console import make_console
 from assay.exitcodes import UserError
@@ -146,7 +147,8 @@ def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple
             "integrity": integrity_line(plan.resolved, plan.streams, plan.cluster is not None),
             "fio_check": None if no_check else (complaint or "ok"),
             "jobfile": jobfile, "jobfiles": plan.jobfiles,
-            "hosts": plan.cluster.to_json() if plan.cluster else None,
+            "hosts": {h: {**v, "participants": participants(plan, h)}  # type: ignore[dict-item]
+                      for h, v in plan.cluster.to_json().items()} if plan.cluster else None,
             "notes": plan.notes}, indent=2))
     else:
         con = make_console()
@@ -190,7 +192,9 @@ def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple
             for host, hp in plan.cluster.hosts.items():
                 size = format_size(sum(n for _, n in hp.files))
                 counts = ", ".join(f"{w} x{n}" for w, n in hp.instances.items())
-                con.print(f"  {host:<12} {counts:<16} {size:>9} in {hp.host.path}")
+                con.print(f"  {host:<12} {counts:<16} {size:>9} in {hp.host.target}")
+                for p in participants(plan, host):  # what runs there, fio and beside it
+                    con.print(f"    {p['name']}: {p['detail']}")
         for note in plan.notes:
             con.print(f"[yellow]note:[/] {note}")
         if plan.cluster is None:

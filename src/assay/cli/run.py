@@ -17,15 +17,14 @@ from assay.cli.common import (
     results_root,
     scenario_error,
 )
+from assay.cli.placement import Placement
 from assay.console import make_console
 from assay.engine import Engine, RunOptions
 from assay.exitcodes import UserError
-from assay.hosts import inventory
 from assay.hosts.inventory import Host
 from assay.observe.server import serving
 from assay.plan import Plan, ScenarioFile, TargetEdit
-from assay.platforms import cephtarget, labceph, labcluster
-from assay.platforms import lab as labs
+from assay.platforms import cephtarget
 from assay.report.jsondoc import summary_document
 from assay.report.terminal import print_summary
 from assay.results.record import RecordError
@@ -33,7 +32,6 @@ from assay.results.rundir import read_record
 from assay.run_options import RunnerFactory
 from assay.runners import LocalRunner
 from assay.runners.ssh import ssh_runner
-from assay.scenario.models import Target
 from assay.scenario.units import format_duration, format_size
 from assay.scenario.yamlsource import ScenarioInvalid
 
@@ -81,32 +79,6 @@ def hcibench_sets(scn: ScenarioFile, cache: str | None, ftt: int | None) -> tupl
                  for key, value in (("cache", cache), ("ftt", ftt)) if value is not None)
 
 
-def lab_place(value: str) -> tuple[str, Path | None]:
-    """--lab's value: a lab's name under the lab root, or the directory of a lab made with
-    `assay lab create --dir` (a path): (its name, its root)."""
-    if "/" not in value:
-        return value, None
-    path = Path(value).resolve()
-    return path.name, path.parent
-
-
-def target_edit(lab_name: str | None, target_path: str | None,
-                lab_root: Path | None = None) -> TargetEdit | None:
-    """--lab and --path, applied to the scenario's target."""
-    if not lab_name and not target_path:
-        return None
-    lab = labs.load(lab_name, lab_root) if lab_name else None
-
-    def edit(target: Target) -> None:
-        if lab is not None:
-            labs.apply(target, lab)
-        if target_path:
-            target.path = target_path
-            target.device = None
-
-    return edit
-
-
 @click.command("run")
 @click.argument("scenario")
 @click.option("--duration", help="Measured time, overriding the scenario's (e.g. 60s, 10m).")
@@ -148,21 +120,12 @@ def command(scenario: str, duration: str | None, warmup: str | None, target_path
     seconds: no verdict), 4 internal error, 130 interrupted.
     """
     console = make_console(json_mode)
-    lab_name, lab_root = lab_place(lab_name) if lab_name else (None, None)
-    if lab_name and labcluster.is_cluster(lab_name, lab_root):  # a lab cluster: its inventory
-        if hosts_file or target_path:
-            raise UserError(f"--lab {lab_name} is a lab cluster: it gives the hosts and their "
-                            f"paths; leave out --hosts and --path")
-        hosts_file, lab_name = Path(labcluster.load(lab_name, lab_root).inventory), None
-    hosts = inventory.load(hosts_file) if hosts_file else None
-    if lab_name and hosts is None and labceph.is_ceph(lab_name, lab_root):  # a Ceph lab
-        hosts, lab_name = inventory.load(labceph.inventory_of(lab_name, lab_root)), None
-    if hosts is not None and (target_path or lab_name):
-        raise UserError("--hosts runs on each host's assay_path: leave out --path and --lab")
+    placement = Placement.read(hosts_file, lab_name, target_path, accept_new, with_path=True)
+    hosts = placement.hosts
     try:  # the lab's platform may lack an action the scenario asks for: checked in planning
         plan = planned(scenario, sets, duration_value(duration),
                        duration_value(warmup, "--warmup", allow_zero=True),
-                       target_edit(lab_name, target_path, lab_root), cache, ftt, hosts)
+                       placement.target, cache, ftt, hosts)
     except ScenarioInvalid as e:
         raise scenario_error(e) from None
     target = plan.scenario.target

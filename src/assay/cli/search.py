@@ -19,6 +19,7 @@ from assay.cli.common import (
     results_root,
     scenario_error,
 )
+from assay.cli.placement import PlacedScenario, Placement, placement_options
 from assay.console import make_console
 from assay.exitcodes import ExitCode, UserError
 from assay.plan import ScenarioFile, read_scenario
@@ -97,12 +98,14 @@ def answer_text(param: Param, a: bisect.Answer, trials: int) -> str:
 @click.option("--force", is_flag=True,
               help="Allow writing over files or devices that assay did not create.")
 @click.option("--json", "json_mode", is_flag=True, help="Print search.json on stdout.")
+@placement_options
 @results_option
 def command(scenario: str, vary: str, low: float, high: float, precision: str,
             max_trials: int, duration: str | None, target_path: str | None, curve: bool,
             points: int | None, metrics: tuple[str, ...], chart_file: Path | None,
             resume_id: str | None, new: bool,
-            no_early_stop: bool, force: bool, json_mode: bool, results: Path | None) -> None:
+            no_early_stop: bool, force: bool, json_mode: bool, lab_name: str | None,
+            hosts_file: Path | None, accept_new: bool, results: Path | None) -> None:
     """Find the largest WORKLOAD.PARAM in [--from, --to] whose run passes every threshold.
 
     Each trial is a stored run linked to the search; the search record is
@@ -119,7 +122,8 @@ def command(scenario: str, vary: str, low: float, high: float, precision: str,
         raise UserError("--points shapes the curve: give --curve too")
     try:
         text, display, base = read_scenario(scenario)
-        scn = ScenarioFile(text, display, base)
+        placement = Placement.read(hosts_file, lab_name, target_path, accept_new)
+        scn = PlacedScenario(ScenarioFile(text, display, base), placement)
         param = scn.param(vary)
         first = scn.plan([(param, int(low) if param.integer else low)], seconds)
         scn.plan([(param, int(high) if param.integer else high)], seconds)
@@ -131,14 +135,15 @@ def command(scenario: str, vary: str, low: float, high: float, precision: str,
     chosen = measures.check(list(metrics), [c.name for c in first.components])
     space = bisect.Space(low, high, p, param.integer, max_trials)
     key = group_key(scenario=text, vary=param.text, low=low,
-                    high=high, precision=p, duration=seconds, path=target_path)
+                    high=high, precision=p, duration=seconds, path=target_path,
+                    **placement.key(lab_name))
     group = _open_group(root, resume_id, new, key, console, {
         "key": key, "scenario": {"name": first.name, "file": display}, "parameter": param.text,
         "integer": param.integer, "bounds": [low, high], "precision": p,
         "duration_s": first.duration, "warmup_s": first.warmup, "trials": []})
     search = LimitSearch(scn, param, space, group, TrialSettings(
-        root, group.id, force=force, stop_early=not no_early_stop, target_path=target_path),
-        console, seconds)
+        root, group.id, force=force, stop_early=not no_early_stop, target_path=target_path,
+        runner=placement.runner()), console, seconds)
     kept = search.resume_cleanup()
     if kept:
         console.print(f"resuming search {group.id}: {kept} finished trials reused")
@@ -146,7 +151,7 @@ def command(scenario: str, vary: str, low: float, high: float, precision: str,
             console.print(trial_line(param, n, t))
     else:
         console.print(f"search {group.id}: {param.text} in [{low:g}, {high:g}], "
-                      f"precision {p:.1%}")
+                      f"precision {p:.1%} {placement.where(first)}".rstrip())
     search.on_trial = lambda t: console.print(trial_line(param, len(search.trials), t))
     t0 = time.monotonic()
     with group_session(group, console, first, target_path,

@@ -17,6 +17,7 @@ from assay.cli.common import (
     results_root,
     scenario_error,
 )
+from assay.cli.placement import PlacedScenario, Placement, placement_options
 from assay.console import make_console
 from assay.exitcodes import UserError
 from assay.plan import Plan, ScenarioFile, read_scenario
@@ -59,11 +60,13 @@ from assay.search.trials import TrialSettings
 @click.option("--force", is_flag=True,
               help="Allow writing over files or devices that assay did not create.")
 @click.option("--json", "json_mode", is_flag=True, help="Print sweep.json on stdout.")
+@placement_options
 @results_option
 def command(scenario: str, sets: tuple[str, ...], repeat: int, curve: bool,
             metrics: tuple[str, ...], chart_file: Path | None, duration: str | None,
             target_path: str | None, resume_id: str | None, new: bool, force: bool,
-            json_mode: bool, results: Path | None) -> None:
+            json_mode: bool, lab_name: str | None, hosts_file: Path | None,
+            accept_new: bool, results: Path | None) -> None:
     """Run SCENARIO at every combination of --set values, queued, and tabulate the results.
 
     Every run is stored and linked to the sweep; the sweep record is
@@ -79,7 +82,8 @@ def command(scenario: str, sets: tuple[str, ...], repeat: int, curve: bool,
         raise UserError(f"--chart {chart_file}: give a .svg or .html file")
     try:
         text, display, base = read_scenario(scenario)
-        scn = ScenarioFile(text, display, base)
+        placement = Placement.read(hosts_file, lab_name, target_path, accept_new)
+        scn = PlacedScenario(ScenarioFile(text, display, base), placement)
         parsed = parse_sets(scn, list(sets))
         points = grid(parsed)
         plans = [scn.plan(p, seconds) for p in points]  # every point validated before any IO
@@ -90,16 +94,19 @@ def command(scenario: str, sets: tuple[str, ...], repeat: int, curve: bool,
     if curve and not any(c.target_iops for c in first.components):
         raise UserError("--curve needs fixed-rate workloads (a target rate to scale)")
     key = group_key(scenario=text, sets=list(sets), repeat=repeat, curve=curve,
-                    duration=seconds, path=target_path)
+                    duration=seconds, path=target_path,
+                    **placement.key(lab_name))
     group = _open(root, resume_id, new, key, {
         "key": key, "scenario": {"name": first.name, "file": display},
         "parameters": [p.text for p, _ in parsed], "values": [vs for _, vs in parsed],
         "repeat": repeat, "curve": curve, "metrics": chosen, "trials": []})
     sweep = Sweep(scn, group, TrialSettings(root, group.id, force=force, stop_early=False,
-                                            target_path=target_path), console, seconds)
+                                            target_path=target_path,
+                                            runner=placement.runner()), console, seconds)
     kept = sweep.resume_cleanup()
     console.print(f"resuming sweep {group.id}: {kept} finished runs reused" if kept else
-                  f"sweep {group.id}: {len(points)} points x {repeat} runs")
+                  f"sweep {group.id}: {len(points)} points x {repeat} runs "
+                  f"{placement.where(first)}".rstrip())
     sweep.on_trial = lambda t: console.print(_line(len(sweep.trials), t, chosen))
     with group_session(group, console, first, target_path,
                        f"assay sweep ... --resume {group.id}") as scratch:

@@ -35,8 +35,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from assay.cluster import devices
 from assay.cluster.hostseries import HostSeries
 from assay.cluster.liveness import LOSS_S, PROBE_S, Liveness
+from assay.cluster.throttle import HostsBlkio
 from assay.exitcodes import UserError
 from assay.hosts.check import FIO_MIN, fio_version
 from assay.plan import RUN_JOB, Plan
@@ -90,6 +92,7 @@ class RunnerGroup:
         self.force = False  # write into instance directories holding files not assay's
         self.spawn_s: dict[str, float] = {}  # how long one remote command took per host
         self.late: dict[str, int] = {}  # host -> times it was silent but answered a probe
+        self.blkio: HostsBlkio | None = None  # each host's blkio group (cluster/throttle.py)
         self._t0 = 0.0
 
     # -- opening: everything checked before any IO ----------------------------------------
@@ -100,11 +103,12 @@ class RunnerGroup:
         runners: dict[str, Runner] = {}
         envs: dict[str, dict[str, str]] = {}
         for name, hp in plan.cluster.hosts.items():
-            if not hp.host.path:
-                raise UserError(f"{name}: give the host's target directory as assay_path in "
-                                f"the inventory ({hp.host.source or 'inventory'}); raw devices "
-                                f"(assay_device) are not driven on remote hosts yet")
-            envs[name] = variables(Path(hp.host.path), direct)
+            if not hp.host.target:
+                raise UserError(f"{name}: give the host's target in the inventory "
+                                f"({hp.host.source or 'inventory'}): assay_path or "
+                                f"assay_device")
+            # a device's job files name it (and offsets on it): no directory is used there
+            envs[name] = variables(Path(hp.host.path or "/"), direct)
         group = cls(plan, runners, envs, rd)
         group.force = force
         try:
@@ -129,7 +133,7 @@ class RunnerGroup:
         """One host, before any IO: clock, fio, target, job files (UserError naming it)."""
         assert self.plan.cluster is not None
         runner, hp = self.runners[name], self.plan.cluster.hosts[name]
-        facts: dict[str, Any] = {"address": hp.host.address, "target": hp.host.path,
+        facts: dict[str, Any] = {"address": hp.host.address, "target": hp.host.target,
                                  "instances": hp.instances}
         if hasattr(runner, "measure_clock"):
             offset, rtt = runner.measure_clock()
@@ -145,6 +149,28 @@ class RunnerGroup:
         if version is not None and version < FIO_MIN:
             raise UserError(f"{name}: {fio.stdout.strip()} is older than fio "
                             f"{'.'.join(map(str, FIO_MIN))}, the oldest assay drives")
+        if hp.host.device:  # a raw device there: checked as a local one is
+            facts.update({k: v for k, v in _facts(runner.run(["sh", "-c", FACTS, "assay-probe",
+                                                              "/"])).items()
+                          if k in ("kernel", "cpus", "mem_bytes")})
+            facts.update(devices.check(name, runner, hp.host.device,
+                                       sum(size for _, size in hp.files), self.force))
+        else:
+            self._check_directory(name, runner, facts)
+        for job, text in self.plan.jobfiles[name].items():
+            runner.write_job(job, text)
+        ping = getattr(runner, "ping", None)  # its session opened now, not when it is needed
+        if ping is not None and not ping(30.0):
+            raise UserError(f"{name}: does not answer over SSH (a shell echoing a line)")
+        complaint = runner.check_job(RUN_JOB, self.envs[name])
+        if complaint:
+            raise UserError(f"{name}: fio rejected the job file: {complaint}")
+        return facts
+
+    def _check_directory(self, name: str, runner: Runner, facts: dict[str, Any]) -> None:
+        """A target directory: assay's to write in, writable, with room for the files."""
+        assert self.plan.cluster is not None
+        hp = self.plan.cluster.hosts[name]
         target = hp.host.path or "/"
         # the host's facts, then what of the instances' directories is not assay's: one trip
         probe = runner.run(["sh", "-c", f"{FACTS}; echo {SPLIT}; {OWNED}", "assay-probe",
@@ -162,15 +188,6 @@ class RunnerGroup:
         if mark.returncode != 0:
             raise UserError(f"{name}: cannot write to the target {target}: "
                             f"{_last(mark.stderr)}")
-        for job, text in self.plan.jobfiles[name].items():
-            runner.write_job(job, text)
-        ping = getattr(runner, "ping", None)  # its session opened now, not when it is needed
-        if ping is not None and not ping(30.0):
-            raise UserError(f"{name}: does not answer over SSH (a shell echoing a line)")
-        complaint = runner.check_job(RUN_JOB, self.envs[name])
-        if complaint:
-            raise UserError(f"{name}: fio rejected the job file: {complaint}")
-        return facts
 
     def _same_fio(self) -> None:
         versions: dict[str, list[str]] = {}
@@ -201,11 +218,15 @@ class RunnerGroup:
         return None  # checked per host by open()
 
     def confine(self, procs: Path | None) -> None:
-        """No cgroup on remote hosts."""
+        """Each host's fio in its own blkio group there, when the run throttles."""
+        for h, path in (self.blkio.procs() if self.blkio else {}).items():
+            self.runners[h].confine(Path(path))
 
     def start(self, name: str, env: Mapping[str, str], *, at: float | None = None,
-              sections: Sequence[str] = ()) -> ClusterRun:
-        active = [h for h in self.runners if h not in self.lost]
+              sections: Sequence[str] | Mapping[str, Sequence[str]] = ()) -> ClusterRun:
+        """`sections` per host (a Mapping): only the hosts named run, each its own."""
+        active = [h for h in self.runners if h not in self.lost
+                  and (not isinstance(sections, Mapping) or sections.get(h))]
         if not active:
             raise UserError("every host of the cluster is lost")
         # time for every host's start command to get there, started one after the other:
@@ -218,7 +239,8 @@ class RunnerGroup:
         for h in active:
             offset = float(self.facts.get(h, {}).get("clock_offset_ms") or 0) / 1000
             runs[h] = self.runners[h].start(name, {**env, **self.envs[h]}, at=t0 + offset,
-                                            sections=sections)
+                                            sections=sections[h] if isinstance(
+                                                sections, Mapping) else sections)
         self.current = ClusterRun(self, runs, t0, Path(name).stem)
         return self.current
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import shutil
-import time
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -16,9 +15,9 @@ from typing import Any
 from rich.console import Console
 
 from assay.cluster.group import RunnerGroup
-from assay.console import LiveProgress
-from assay.exitcodes import RunAborted
-from assay.plan import PREFILL_JOB, Plan
+from assay.cluster.prefill import prefill  # noqa: F401 - the engine's cluster.prefill
+from assay.cluster.throttle import HostsBlkio
+from assay.plan import Plan
 from assay.platforms import platformstate
 from assay.platforms.base import Platform
 from assay.results.record import parse_record
@@ -51,6 +50,8 @@ def open_run(plan: Plan, opt: RunOptions, platform: Platform, console: Console) 
                                                     for f in hp.files], opt.force)
             for env in group.envs.values():
                 env.update(extra)
+            # each host's blkio group with target.throttle in force (cluster/throttle.py)
+            group.blkio = HostsBlkio.open(plan, rd.id, group.runners, group.lost)
         except BaseException:
             group.close()
             raise
@@ -63,47 +64,19 @@ def open_run(plan: Plan, opt: RunOptions, platform: Platform, console: Console) 
             info = initial_record(plan, rd.id, platform, rd.path, direct, opt.parent, {})
             info["target"] = {"platform": "hosts", "direct_io": direct,
                               "dataset_bytes": plan.dataset_bytes,
-                              "hosts": {h: hp.host.path for h, hp in plan.cluster.hosts.items()},
+                              "hosts": {h: hp.host.target for h, hp in plan.cluster.hosts.items()},
                               "driver": platform.facts()}  # e.g. the images a crash leaves
+            if group.blkio is not None:  # the caps in force on each host, as it reports them
+                for h, caps in group.blkio.per_host_limits().items():
+                    group.facts[h]["blkio_limits"] = caps
             info["cluster"] = group.record()
             rd.write_record(parse_record(info))
     except BaseException:
+        if group.blkio is not None:
+            group.blkio.remove()
         group.close()
         raise
     return rd, group, info
-
-
-def prefill(plan: Plan, group: RunnerGroup, rd: RunDir, console: Console) -> dict[str, Any]:
-    """Every host writes its files at once (its whole prefill job file: a host's files are
-    not inspected from here, so they are always written)."""
-    assert plan.cluster is not None
-    total = sum(size for hp in plan.cluster.hosts.values() for _, size in hp.files)
-    t0 = time.monotonic()
-    rd.event("prefill", outcome="started", bytes=total, hosts=len(plan.cluster.hosts))
-    fio = group.start(PREFILL_JOB, {})
-    fio.started  # noqa: B018 - records the skew of the prefill phase
-    written = 0
-    try:
-        with LiveProgress(console, "prefill", total) as bar:
-            for doc in fio.documents():
-                if doc is None:
-                    continue
-                written = sum(j["write"]["io_bytes"] for j in doc.get("jobs", []))
-                bar.update(written, f"{written / max(time.monotonic() - t0, 1e-3) / 1e6:.0f}"
-                                    f" MB/s on {len(fio.active)} hosts")
-    except BaseException:
-        fio.stop()
-        fio.wait()
-        raise
-    rc = fio.wait()
-    if group.lost or rc != 0:
-        why = "; ".join(f"{h}: {v['reason']}" for h, v in group.lost.items()) \
-            or fio.stderr_tail()
-        raise RunAborted(f"prefill failed: {why}")
-    seconds = round(time.monotonic() - t0, 2)
-    rd.event("prefill", outcome="done", seconds=seconds)
-    return {"files": sum(len(hp.files) for hp in plan.cluster.hosts.values()),
-            "bytes": total, "reused_files": 0, "fresh": True, "seconds": seconds}
 
 
 def finish(group: RunnerGroup, steps: Sequence[dict[str, Any]]) -> dict[str, Any]:

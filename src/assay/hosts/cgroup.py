@@ -39,6 +39,7 @@ def device_numbers(device: str) -> str:
 @dataclass
 class BlkioGroup:
     name: str  # e.g. "assay/20261122-101010_x_abc123"
+    per_host = False  # a cluster run's groups, one per host (cluster/throttle.py)
 
     @property
     def path(self) -> Path:

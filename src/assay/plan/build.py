@@ -138,12 +138,11 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
                                         f"or an index): {down!r} is not one"
                                         if hosts is not None else
                                         f"{step.action} needs a cluster run: {GIVE_HOSTS}"))
-    if hosts is not None and sc.target.throttle:  # not applied on remote hosts yet
-        issues.append(src.issue(("target", "throttle"),
-                                "a cluster run cannot apply target.throttle: the blkio limits "
-                                "act on this machine's devices, and fio runs on each host over "
-                                "SSH (no cgroup there yet). Remove it, or throttle each host's "
-                                "device on the host itself"))
+    for i, t in enumerate(sc.target.throttle):  # `target`: each host's (cluster/throttle.py)
+        if hosts is None and t.device == "target":
+            issues.append(src.issue(("target", "throttle", i, "device"),
+                                    f"device `target` (the device under each host's target) "
+                                    f"is for a cluster run: {GIVE_HOSTS}; name the device"))
     if host_thresholds and hosts is None:
         issues.append(src.issue(("thresholds",),
                                 f"each_host thresholds need an inventory: {GIVE_HOSTS}"))

@@ -34,6 +34,7 @@ from assay.plan.model import (
     prefill_jobfile,
     run_jobfile,
 )
+from assay.scenario.models import ResolvedScenario
 from assay.workloads.base import Stream
 
 UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
@@ -108,6 +109,8 @@ def place(plan: Plan, hosts: list[Host]) -> tuple[Plan, dict[str, dict[str, str]
             continue
         streams.sort(key=lambda s: order.get(s.workload, 0))
         local = replace(plan, streams=streams)
+        if host.device:  # a raw device there: the host's files laid out on it, one by one
+            local = replace(local, resolved=on_device(plan.resolved, host.device))
         seed = plan.scenario.seed
         jobfiles[host.name] = {job: _reseed(render(local), seed, seed + 1000 * hi)
                                for job, render in ((RUN_JOB, run_jobfile),
@@ -135,6 +138,13 @@ def place(plan: Plan, hosts: list[Host]) -> tuple[Plan, dict[str, dict[str, str]
     last = max((delays(plan, name, total[name] - 1) for name in total), default=0.0)
     return replace(plan, streams=streams, cluster=cluster, intended_note=note,
                    stagger_s=last), jobfiles
+
+
+def on_device(resolved: ResolvedScenario, device: str) -> ResolvedScenario:
+    """The scenario with its target a host's raw device (the job files' `filename`)."""
+    sc = resolved.scenario
+    target = sc.target.model_copy(update={"device": device, "path": None})
+    return resolved.model_copy(update={"scenario": sc.model_copy(update={"target": target})})
 
 
 def delays(plan: Plan, workload: str, nth: int) -> float:

@@ -13,7 +13,8 @@ Time: `clock()` is this machine's clock plus the host's measured offset (the mid
 fastest of a few round trips), so an instant means the same moment on every host; `start`
 passes the instant to the host, which waits for it on its own clock.
 
-Not yet: no cgroup throttling on remote hosts (`confine` is a no-op).
+Throttling: `confine` names the host's blkio `cgroup.procs` (cluster/throttle.py makes the
+group there); fio then joins it before it execs, as a local fio does.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ class SshRunner:
         self._runs: list[SshFioRun] = []
         self._echo: subprocess.Popen[bytes] | None = None  # ping's session
         self._agent = False  # the agent's archive is in the remote directory
+        self._procs: str | None = None  # the host's blkio cgroup.procs fio joins (confine)
 
     def __enter__(self) -> SshRunner:
         return self
@@ -171,7 +173,8 @@ class SshRunner:
         return None
 
     def confine(self, procs: Path | None) -> None:
-        """No cgroup throttling on remote hosts yet: fio runs unconfined there."""
+        """fio's later starts join this blkio group on the host (its `cgroup.procs` there)."""
+        self._procs = str(procs) if procs is not None else None
 
     def start(self, name: str, env: Mapping[str, str], *, at: float | None = None,
               sections: Sequence[str] = ()) -> SshFioRun:
@@ -179,6 +182,8 @@ class SshRunner:
         started for the same instant): `started` waits for the host's report."""
         args = [self.fio, "--output-format=json+", "--status-interval=1", _plain(name),
                 *[f"--section={s}" for s in sections]]
+        if self._procs:  # into the group before exec: its jobs are forked inside it
+            args = ["sh", "-c", 'echo $$ > "$0" && exec "$@"', self._procs, *args]
         at_ns = 0 if at is None else round(at * 1e9)
         # ssh in a session of its own, as a local fio is: a Ctrl-C on the terminal does not
         # cut the session; the engine stops fio in order (its final report comes back)

@@ -22,6 +22,7 @@ from rich.console import Console
 from assay.engine import Engine, Outcome, RunOptions
 from assay.plan import Plan
 from assay.results.blocklog import read_rows
+from assay.run_options import RunnerFactory
 from assay.thresholds.evaluate import Result
 
 
@@ -69,6 +70,7 @@ class TrialSettings:
     stop_early: bool = True
     target_path: str | None = None
     verbose: bool = False  # show each run's own output (prefill, progress, warnings)
+    runner: RunnerFactory | None = None  # on hosts (--hosts): each trial a cluster run
 
 
 def run_trial(plan: Plan, settings: TrialSettings, console: Console) -> dict[str, Any]:
@@ -79,6 +81,8 @@ def run_trial(plan: Plan, settings: TrialSettings, console: Console) -> dict[str
     options = RunOptions(settings.results_root, keep=settings.keep, force=settings.force,
                          json_mode=True, parent=settings.parent,
                          stop_early=settings.stop_early)
+    if settings.runner is not None:
+        options.runner = settings.runner
     with open(os.devnull, "w", encoding="utf-8") as devnull:
         # the trial's line says what matters; run.json keeps the rest
         quiet = Console(file=devnull)
@@ -108,9 +112,11 @@ def run_trial(plan: Plan, settings: TrialSettings, console: Console) -> dict[str
 def shared_target(plan: Plan, given: str | None) -> Iterator[str | None]:
     """One scratch directory for all trials of a group on a temporary target, so the dataset
     is written once and reused (prefill is skipped while it is unchanged); removed at the end.
-    A target the user named (scenario `target.path` or --path) is used as is."""
-    if given or plan.scenario.target.path or plan.scenario.target.device \
-            or plan.scenario.target.platform != "local":
+    A target the user named (scenario `target.path` or --path), and each host's own on a
+    cluster run, is used as is."""
+    target = plan.scenario.target
+    if given or plan.cluster is not None or target.path or target.device \
+            or target.platform != "local":
         yield given
         return
     path = tempfile.mkdtemp(prefix="assay-group-", dir=os.environ.get("ASSAY_TMPDIR"))
