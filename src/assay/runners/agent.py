@@ -15,7 +15,10 @@ import json
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from assay.runners.base import Runner
 
 ARCHIVE = "agent.pyz"
 PACKAGE = "assay_agent"  # the package's name inside the archive (its imports are relative)
@@ -46,3 +49,24 @@ def rows(stream: IO[bytes]) -> Iterator[dict[str, Any]]:
             continue
         if isinstance(row, dict):
             yield row
+
+
+def python_problem(runner: Runner, need: str = "latency from the due time") -> str | None:
+    """None when the host runs the agent (its `version` command: python3 >= 3.9 there), else
+    why not, naming the host and what needs it."""
+    try:
+        proc = runner.agent("version")
+        out, err = proc.communicate(timeout=60)
+    except Exception as e:  # noqa: BLE001 - OSError, a timeout, the runner's own (SSH)
+        return f"{runner.host}: cannot run assay's agent there ({need} needs it): {e}"
+    row = next(rows(io.BytesIO(out)), None)
+    if proc.returncode == 0 and row and row.get("ok"):
+        return None
+    if row and "python" in row:
+        return (f"{runner.host}: its python3 is {row['python']}; {need} needs python3 3.9 or "
+                f"newer there (for assay's agent): install it, or name it with "
+                f"ansible_python_interpreter in the inventory")
+    lines = [ln.strip() for ln in err.decode(errors="replace").splitlines() if ln.strip()]
+    return (f"{runner.host}: python3 does not run assay's agent there ({need} needs python3 "
+            f"3.9 or newer; name another with ansible_python_interpreter): "
+            f"{lines[-1] if lines else f'exit status {proc.returncode}'}")

@@ -8,6 +8,7 @@ A recording is a directory made by tests/fixtures/replay/record.py from a real f
     run.json             {"rc": fio's exit status, "how": what was done to fio,
                           "started": when fio was started (epoch s; older recordings lack it)}
     *_lat.*.log          per-IO logs, when the job asked for them
+    issuelog.ndjson      the agent's `issuelog` rows (latency from the due time), when recorded
 
 A job the recording lacks (a prefill, say) plays as a fio that wrote nothing and exited 0.
 Time is the recording's own: the runner's clock follows the timestamps of the dumps it has
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -111,3 +113,12 @@ class ReplayRunner(LocalRunner):
 
     def run(self, argv: Sequence[str], timeout: float = 60.0) -> CommandResult:
         return CommandResult(0, "", "")
+
+    def agent(self, command: str, args: Sequence[str] = ()) -> subprocess.Popen[bytes]:
+        """The agent command's recorded rows (`<command>.ndjson`), else the agent itself."""
+        rows = self.recording / f"{command}.ndjson"
+        if not rows.exists():
+            return super().agent(command, args)
+        return subprocess.Popen(["cat", str(rows)], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
