@@ -21,8 +21,9 @@ SPEC is a JSON file in the working directory (the controller writes it there):
    run's axis: the job's second plus its start delay; bins: lag in ns -> IOs), never per-IO
    data. The last line is `{"end": true, "ios": {log: IOs}, "error": ...}`.
 
-It ends when its stdin closes (fio has ended: the controller says so) or on SIGTERM, after
-reading what fio wrote last.
+It ends when its stdin, a pipe from the controller, closes (fio has ended: the controller
+says so) or on SIGTERM (over SSH: the session's end, hosts/ssh.py), after reading what fio
+wrote last.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import contextlib
 import json
 import os
 import signal
+import stat
 import sys
 import threading
 from typing import Any, BinaryIO
@@ -225,7 +227,8 @@ def main(argv: list[str]) -> int:
                 pass
         stop.set()
 
-    threading.Thread(target=until_stdin_closes, daemon=True).start()
+    if stat.S_ISFIFO(os.fstat(0).st_mode):  # a pipe from the controller (over SSH the
+        threading.Thread(target=until_stdin_closes, daemon=True).start()  # host's TERM)
     try:
         while not stop.wait(POLL_S):
             reader.read()

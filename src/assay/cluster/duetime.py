@@ -76,8 +76,12 @@ class HostLags:
                 list(pool.map(lambda hr: hr[1].finish(timeout=5 if hr[0] in lost else 60),
                               readers))
         for host, reader in readers:
-            if reader.error and host not in lost:
+            if host in lost:
+                continue
+            if reader.error:
                 self.errors[host] = reader.error
+            elif not any(reader.ios.values()):  # fio wrote no log there, or it was lost
+                self.errors[host] = "its issue logs held no IO"
         self.readers.clear()
         merged = sorted(({"host": h, **r} for h, rows in self.rows.items() for r in rows),
                         key=lambda r: float(r["t"]))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import io
 import json
+import threading
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -56,8 +57,16 @@ def python_problem(runner: Runner, need: str = "latency from the due time") -> s
     why not, naming the host and what needs it."""
     try:
         proc = runner.agent("version")
-        out, err = proc.communicate(timeout=60)
-    except Exception as e:  # noqa: BLE001 - OSError, a timeout, the runner's own (SSH)
+        # its output first: closing its stdin would end it there (hosts/ssh.py popen)
+        timer = threading.Timer(60, proc.kill)
+        timer.start()
+        assert proc.stdout is not None and proc.stderr is not None
+        out, err = proc.stdout.read(), proc.stderr.read()
+        timer.cancel()
+        if proc.stdin is not None:
+            proc.stdin.close()
+        proc.wait()
+    except Exception as e:  # noqa: BLE001 - OSError, the runner's own (SSH)
         return f"{runner.host}: cannot run assay's agent there ({need} needs it): {e}"
     row = next(rows(io.BytesIO(out)), None)
     if proc.returncode == 0 and row and row.get("ok"):
