@@ -122,3 +122,20 @@ def test_a_one_second_stall_on_one_host_shows_in_its_due_time_p99_and_the_merged
     assert "p99 from due" in shown.stdout
     print(f"stall {lengths[0]:.3f} s; due p99 {due} ms (truth n2 {truth:.0f}); merged "
           f"{merged['intended']['lat_intended_p99_ms']:.0f} ms (truth {truth_merged:.0f})")
+
+
+def test_a_host_without_python_for_the_agent_is_refused_before_any_io(
+        cluster: Cluster, tmp_path: Path) -> None:  # noqa: F811
+    lines = Path(cluster.inventory).read_text().splitlines()
+    inv = tmp_path / "inv.ini"
+    inv.write_text("\n".join(ln + " ansible_python_interpreter=/nonexistent/python3"
+                             if ln.startswith("n3 ") else ln for ln in lines) + "\n")
+    scenario = tmp_path / "due.yaml"
+    scenario.write_text(PACED)
+    results = tmp_path / "results"
+    r = assay("run", str(scenario), "--hosts", str(inv), "--results", str(results))
+    assert r.returncode == 2, r.stdout[-2000:] + r.stderr[-2000:]
+    said = r.stdout + r.stderr
+    assert "n3: python3 does not run assay's agent there" in said and "Traceback" not in said
+    assert "n1:" not in said and "n2:" not in said
+    assert not list(results.glob("*/run.json"))  # refused before any IO: no run kept

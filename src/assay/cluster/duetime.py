@@ -24,7 +24,7 @@ from assay.metrics.duetime import STREAM, PacedJob, due_join, due_windows, logge
 from assay.plan import RUN_JOB, Plan
 from assay.results.blocklog import BlockLog
 from assay.results.rundir import RunDir
-from assay.runners.agent import python_problem
+from assay.runners.agent import agent_python
 from assay.runners.base import Runner
 from assay.runners.issuelog import IssueLogs
 
@@ -47,7 +47,7 @@ class HostLags:
     def check(self, host: str, runner: Runner) -> None:
         """Before any IO: the host runs the agent (python3 >= 3.9), or the run is refused."""
         if self.needed(host):
-            problem = python_problem(runner)
+            _, problem = agent_python(runner)
             if problem:
                 raise UserError(problem)
 

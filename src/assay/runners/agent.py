@@ -52,9 +52,11 @@ def rows(stream: IO[bytes]) -> Iterator[dict[str, Any]]:
             yield row
 
 
-def python_problem(runner: Runner, need: str = "latency from the due time") -> str | None:
-    """None when the host runs the agent (its `version` command: python3 >= 3.9 there), else
-    why not, naming the host and what needs it."""
+def agent_python(runner: Runner, need: str = "latency from the due time") \
+        -> tuple[str | None, str | None]:
+    """(the host's Python version, None) when the host runs the agent (its `version`
+    command: python3 >= 3.9 there), else (its version if known, why not: naming the host
+    and what needs it)."""
     try:
         proc = runner.agent("version")
         # its output first: closing its stdin would end it there (hosts/ssh.py popen)
@@ -67,15 +69,16 @@ def python_problem(runner: Runner, need: str = "latency from the due time") -> s
             proc.stdin.close()
         proc.wait()
     except Exception as e:  # noqa: BLE001 - OSError, the runner's own (SSH)
-        return f"{runner.host}: cannot run assay's agent there ({need} needs it): {e}"
+        return None, f"{runner.host}: cannot run assay's agent there ({need} needs it): {e}"
     row = next(rows(io.BytesIO(out)), None)
+    version = str(row["python"]) if row and "python" in row else None
     if proc.returncode == 0 and row and row.get("ok"):
-        return None
-    if row and "python" in row:
-        return (f"{runner.host}: its python3 is {row['python']}; {need} needs python3 3.9 or "
-                f"newer there (for assay's agent): install it, or name it with "
-                f"ansible_python_interpreter in the inventory")
+        return version, None
+    if version:
+        return version, (f"{runner.host}: its python3 is {version}; {need} needs python3 3.9 "
+                         f"or newer there (for assay's agent): install it, or name it with "
+                         f"ansible_python_interpreter in the inventory")
     lines = [ln.strip() for ln in err.decode(errors="replace").splitlines() if ln.strip()]
-    return (f"{runner.host}: python3 does not run assay's agent there ({need} needs python3 "
-            f"3.9 or newer; name another with ansible_python_interpreter): "
-            f"{lines[-1] if lines else f'exit status {proc.returncode}'}")
+    return None, (f"{runner.host}: python3 does not run assay's agent there ({need} needs "
+                  f"python3 3.9 or newer; name another with ansible_python_interpreter): "
+                  f"{lines[-1] if lines else f'exit status {proc.returncode}'}")
