@@ -11,9 +11,12 @@ report. Goals: <= 4 ms of CPU per host-second (256 hosts on one core at 1 Hz) an
 of RSS per host.
 
 CPU is this process's (user + system, getrusage), not wall time, so the figure holds on a
-loaded machine; the `cat` processes replaying the agents' rows are left out, as the agents'
-own CPU is spent on the hosts. RSS: each size runs in a fresh process; the peak (ru_maxrss)
-minus the process's RSS before the run, per host. `--due off` strips the issue logs from the
+loaded machine: over the whole run (checks, prefill phase, load, grading, report), and over
+the load alone (the engine's loop: merging the dumps, the series, the agents' rows), the
+steady state that a longer run repeats each second. The `cat` processes replaying the
+agents' rows are left out, as the agents' own CPU is spent on the hosts. RSS: each size
+runs in a fresh process; the peak (ru_maxrss) minus the process's RSS before the run, per
+host. `--due off` strips the issue logs from the
 job files: the same run without latency from the due time, side by side.
 
     .venv/bin/python bench/controller_scale.py [--hosts 16 64 256] [--due on|off|both]
@@ -32,6 +35,7 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -51,7 +55,27 @@ def rss_kib() -> int:
     return 0
 
 
-def one(hosts: int, due: bool) -> dict[str, float]:
+class TimedEngine(Engine):
+    """The engine, with the CPU spent in its load loop measured."""
+
+    load_cpu = 0.0
+    load_peak_kib = 0  # the process's peak RSS as the load ended
+
+    def _drive(self, *args: Any, **kwargs: Any) -> tuple[str, str]:
+        t0 = cpu()
+        try:
+            return super()._drive(*args, **kwargs)
+        finally:
+            TimedEngine.load_cpu += cpu() - t0
+            TimedEngine.load_peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def one(hosts: int, due: bool, speed: float | None = 1.0) -> dict[str, float]:
     """One cluster run of `hosts` replayed hosts, in this process."""
     with tempfile.TemporaryDirectory(prefix="assay-scale-") as tmp:
         root = Path(tmp)
@@ -72,8 +96,8 @@ def one(hosts: int, due: bool) -> dict[str, float]:
         before_rss = rss_kib()
         t0 = resource.getrusage(resource.RUSAGE_SELF)
         wall = time.monotonic()
-        out = Engine(plan, RunOptions(root / "results", runner=lambda h, w: ReplayRunner(
-            recording[h], h, w)), Console(file=io.StringIO())).execute()
+        out = TimedEngine(plan, RunOptions(root / "results", runner=lambda h, w: ReplayRunner(
+            recording[h], h, w, speed=speed)), Console(file=io.StringIO())).execute()
         wall = time.monotonic() - wall
         t1 = resource.getrusage(resource.RUSAGE_SELF)
         rec = json.loads((out.run_dir / "run.json").read_text())
@@ -85,7 +109,9 @@ def one(hosts: int, due: bool) -> dict[str, float]:
         return {"hosts": hosts, "due": due, "cpu_s": cpu, "wall_s": wall,
                 "host_seconds": hosts * seconds,
                 "cpu_ms_per_host_s": 1000 * cpu / (hosts * seconds),
+                "load_ms_per_host_s": 1000 * TimedEngine.load_cpu / (hosts * seconds),
                 "rss_mib_per_host": (peak - before_rss) / 1024 / hosts,
+                "load_rss_mib_per_host": (TimedEngine.load_peak_kib - before_rss) / 1024 / hosts,
                 "peak_rss_mib": peak / 1024, "due_hosts": due_hosts,
                 "status": rec["status"]}
 
@@ -100,8 +126,8 @@ def main() -> int:
         print(json.dumps(one(int(args.one[0]), args.one[1] == "on")))
         return 0
     modes = {"on": ["on"], "off": ["off"], "both": ["off", "on"]}[args.due]
-    print("hosts  due  CPU ms/host-s  RSS MiB/host  peak RSS MiB  CPU s  wall s  "
-          "hosts with p99 from due")
+    print("hosts  due  CPU ms/host-s (load only)  RSS MiB/host (load only)  peak RSS MiB  "
+          "CPU s  wall s  hosts with p99 from due")
     worst = 0.0
     for n in args.hosts:
         for mode in modes:
@@ -111,8 +137,10 @@ def main() -> int:
                 print(r.stderr[-2000:], file=sys.stderr)
                 return 1
             f = json.loads(r.stdout.strip().splitlines()[-1])
-            print(f"{n:5d}  {mode:>3}  {f['cpu_ms_per_host_s']:13.2f}  "
-                  f"{f['rss_mib_per_host']:12.2f}  {f['peak_rss_mib']:12.0f}  "
+            load = f"({f['load_ms_per_host_s']:.2f})"
+            rss = f"({f['load_rss_mib_per_host']:.2f})"
+            print(f"{n:5d}  {mode:>3}  {f['cpu_ms_per_host_s']:13.2f} {load:>11}  "
+                  f"{f['rss_mib_per_host']:12.2f} {rss:>11}  {f['peak_rss_mib']:12.0f}  "
                   f"{f['cpu_s']:5.1f}  {f['wall_s']:6.1f}  {f['due_hosts']}")
             if mode == "on":
                 worst = max(worst, f["cpu_ms_per_host_s"])

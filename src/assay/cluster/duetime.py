@@ -26,7 +26,7 @@ from assay.results.blocklog import BlockLog
 from assay.results.rundir import RunDir
 from assay.runners.agent import agent_python
 from assay.runners.base import Runner
-from assay.runners.issuelog import IssueLogs
+from assay.runners.issuelog import IssueLogs, Pump
 
 ROWS = "host_lags.ndjson"
 
@@ -39,6 +39,7 @@ class HostLags:
         self.readers: dict[str, IssueLogs] = {}
         self.rows: dict[str, list[dict[str, Any]]] = {}  # host -> its lag rows
         self.errors: dict[str, str] = {}  # host -> why its figures are missing or partial
+        self.pump: Pump | None = None  # one thread reads every host's agent
         self._lock = threading.Lock()
 
     def needed(self, host: str) -> bool:
@@ -56,8 +57,10 @@ class HostLags:
         for host, runner in runners.items():
             if self.needed(host) and host not in self.readers:
                 self.rows[host] = []
+                self.pump = self.pump or Pump()
                 self.readers[host] = IssueLogs(runner, [j.spec() for j in self.jobs[host]],
-                                               functools.partial(self._row, host)).start()
+                                               functools.partial(self._row, host),
+                                               pump=self.pump).start()
 
     def _row(self, host: str, row: dict[str, Any]) -> None:
         with self._lock:
@@ -83,6 +86,9 @@ class HostLags:
             elif not any(reader.ios.values()):  # fio wrote no log there, or it was lost
                 self.errors[host] = "its issue logs held no IO"
         self.readers.clear()
+        if self.pump is not None:
+            self.pump.close()
+            self.pump = None
         merged = sorted(({"host": h, **r} for h, rows in self.rows.items() for r in rows),
                         key=lambda r: float(r["t"]))
         store = BlockLog(self.rd.path, STREAM)

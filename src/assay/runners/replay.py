@@ -25,7 +25,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from assay.fio.jsonstream import split_documents
+from assay.fio.jsonstream import JsonStream, split_documents
 from assay.runners.base import CommandResult, Document
 from assay.runners.local import LocalRunner
 
@@ -35,22 +35,23 @@ class ReplayRun:
         self._runner = runner
         stem = Path(name).stem
         src = runner.recording / f"{stem}.out.json"
-        self._raw = src.read_text(encoding="utf-8") if src.exists() else ""
+        raw = src.read_text(encoding="utf-8") if src.exists() else ""
         meta = runner.recording / f"{stem}.json"
         info = json.loads(meta.read_text()) if meta.exists() else {}
         self._rc = int(info.get("rc") or 0)
         err = runner.recording / f"{stem}.stderr.txt"
         self._stderr = err.read_text(encoding="utf-8") if err.exists() else ""
-        (runner.workdir / f"{stem}.out.json").write_text(self._raw, encoding="utf-8")
+        self._copy = runner.workdir / f"{stem}.out.json"  # read back as the dumps are played
+        self._copy.write_text(raw, encoding="utf-8")
         (runner.workdir / f"{stem}.stderr.txt").write_text(self._stderr, encoding="utf-8")
-        self._docs = list(split_documents(self._raw))
-        first = self._docs[0] if self._docs else {}
-        runtime = max((float(j.get("job_runtime") or 0) for j in first.get("jobs", [])),
-                      default=0.0)
-        ts = float(first.get("timestamp_ms") or 0)
         # when fio was started, as recorded; older recordings: from the first dump
-        self._started = float(info.get("started") or 0) or (
-            (ts - runtime) / 1000 - 0.05 if ts else runner.clock())
+        self._started = float(info.get("started") or 0)
+        if not self._started:
+            first = next(split_documents(raw), {})
+            runtime = max((float(j.get("job_runtime") or 0) for j in first.get("jobs", [])),
+                          default=0.0)
+            ts = float(first.get("timestamp_ms") or 0)
+            self._started = (ts - runtime) / 1000 - 0.05 if ts else runner.clock()
         runner.now = self._started
         self._stopped = False
         self._last: Document | None = None
@@ -63,8 +64,16 @@ class ReplayRun:
     def last_doc(self) -> Document | None:
         return self._last
 
+    def _docs(self) -> Iterator[Document]:
+        """The recorded dumps, parsed one at a time (a replayed cluster holds none ahead)."""
+        stream = JsonStream()
+        with open(self._copy, encoding="utf-8") as fh:
+            for chunk in iter(lambda: fh.read(1 << 16), ""):
+                yield from stream.feed(chunk)
+        yield from stream.close()
+
     def documents(self, poll: float = 0.2) -> Iterator[Document | None]:
-        for doc in self._docs:
+        for doc in self._docs():
             if self._stopped:
                 return
             ts = float(doc.get("timestamp_ms") or 0) / 1000
