@@ -13,7 +13,8 @@ A recording is a directory made by tests/fixtures/replay/record.py from a real f
 A job the recording lacks (a prefill, say) plays as a fio that wrote nothing and exited 0.
 Time is the recording's own: the runner's clock follows the timestamps of the dumps it has
 delivered, so the engine's time axis, timeline and phases see the run as it happened, only
-faster (`speed` None: as fast as the engine reads; 1.0: in real time).
+faster (`speed` None: as fast as the engine reads; 1.0: in real time, from the instant it
+is started at, as a real fio: the hosts of a replayed cluster keep time together).
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ from assay.runners.local import LocalRunner
 
 
 class ReplayRun:
-    def __init__(self, runner: ReplayRunner, name: str):
+    def __init__(self, runner: ReplayRunner, name: str, at: float | None = None):
         self._runner = runner
+        self._at = at if at is not None else time.time()  # wall clock: fio's start
         stem = Path(name).stem
         src = runner.recording / f"{stem}.out.json"
         raw = src.read_text(encoding="utf-8") if src.exists() else ""
@@ -77,8 +79,10 @@ class ReplayRun:
             if self._stopped:
                 return
             ts = float(doc.get("timestamp_ms") or 0) / 1000
-            if self._runner.speed and ts > self._runner.now:
-                time.sleep((ts - self._runner.now) / self._runner.speed)
+            if self._runner.speed:  # its time after the start, on the wall clock
+                wait = self._at + (ts - self._started) / self._runner.speed - time.time()
+                if wait > 0:
+                    time.sleep(wait)
             self._runner.now = max(self._runner.now, ts)
             self._last = doc
             yield doc
@@ -114,7 +118,7 @@ class ReplayRunner(LocalRunner):
     def start(self, name: str, env: Mapping[str, str], *, at: float | None = None,
               sections: Sequence[str] = ()) -> ReplayRun:
         self.started.append(name)
-        return ReplayRun(self, name)
+        return ReplayRun(self, name, at)
 
     def fetch_logs(self) -> list[Path]:
         return [Path(shutil.copy(log, self.workdir / log.name))
