@@ -29,7 +29,7 @@ from assay.hosts.cgroup import BlkioGroup
 from assay.hosts.fingerprint import block_device_facts
 from assay.hosts.utilisation import HostProbe
 from assay.integrity import lifecycle as integrity
-from assay.metrics.duetime import IssueLogReader, due_latency, due_windows, paced_jobs
+from assay.metrics.duetime import STREAM, due_latency, due_windows, logged_jobs
 from assay.metrics.sampler import Sample, Sampler, stored_line
 from assay.plan import LOCAL, RUN_JOB, Plan
 from assay.plan.model import variables
@@ -40,7 +40,13 @@ from assay.postgres.sidecar import Sidecars, fio_specs
 from assay.prefill import data_hash, prefill
 from assay.progress import live_line
 from assay.report.html import write_report
-from assay.results.blocklog import RunStreams, StoredRows, directory_bytes, read_rows
+from assay.results.blocklog import (
+    BlockLog,
+    RunStreams,
+    StoredRows,
+    directory_bytes,
+    read_rows,
+)
 from assay.results.catalogue import Catalogue
 from assay.results.record import parse_record
 from assay.results.rundir import RunDir, read_ndjson
@@ -56,7 +62,7 @@ from assay.run_options import (
 from assay.runinfo import initial_record
 from assay.runners import FioRun, Runner
 from assay.runners.base import fio_outcome
-from assay.runners.local import LocalRunner
+from assay.runners.issuelog import IssueLogs
 from assay.scenario.units import format_size
 from assay.thresholds.live import LiveVerdict
 from assay.verdict import grade
@@ -216,7 +222,7 @@ class Engine:
         side.start(self.cgroup)  # first: the clean-up stops it whatever fio does
         if self.integrity:
             self.integrity.start()
-        issue_logs = self._issue_logs()  # before fio: it opens the pipes as it starts
+        issue_logs = self._issue_logs()  # before fio: it waits for the logs fio opens
         try:
             fio = runner.start(RUN_JOB, self.env) if plan.jobs else side.idle_run()
             return self._drive(fio, side, sampler, live, timeline)
@@ -273,15 +279,18 @@ class Engine:
             return "aborted", failure
         return fio_outcome(rc, fio)
 
-    def _issue_logs(self) -> IssueLogReader | None:
-        """Reads the fixed-rate jobs' issue logs as fio writes them (metrics/duetime.py)."""
+    def _issue_logs(self) -> IssueLogs | None:
+        """The agent reads the fixed-rate jobs' issue logs beside fio, here as on a cluster's
+        hosts (runners/issuelog.py); its rows are the run's `lags` stream."""
         assert self.run_dir and self.runner
-        jobs = paced_jobs({n: self.plan.jobs[n].options for n in self.plan.jobs
-                           if "write_iolog" in self.plan.jobs[n].options})
-        if not jobs or not isinstance(self.runner, LocalRunner):
+        if isinstance(self.runner, RunnerGroup):
+            return None  # each host's own (cluster/duetime.py)
+        jobs = logged_jobs(self.plan.jobfiles.get(LOCAL, {}).get(RUN_JOB, ""))
+        if not jobs:
             return None
-        return IssueLogReader(self.run_dir.host_dir(LOCAL), self.run_dir.path, jobs,
-                              self.plan.scenario.seed).start()
+        store = BlockLog(self.run_dir.path, STREAM)
+        return IssueLogs(self.runner, [j.spec() for j in jobs],
+                         lambda row: store.append([row]), store.close).start()
 
     def _stop(self, fio: FioRun, sampler: Sampler, timeline: Timeline | None) -> None:
         """Stop fio and the timeline, keeping the seconds fio reported on its way out."""

@@ -26,6 +26,7 @@ def test_every_host_of_the_lab_passes(cluster: Cluster) -> None:  # noqa: F811
     for h, made in zip(doc["hosts"], cluster.hosts, strict=True):
         assert h["ok"] and h["reachable"] and h["errors"] == []
         assert h["fio"].startswith("fio-3.")
+        assert h["python"].startswith("3.")  # assay's agent ran there
         assert abs(h["clock_offset_s"]) < 0.005 and h["clock_rtt_s"] < 0.1
         assert h["target"] == made.path and h["free_bytes"] > 100 << 20
         assert h["host"]["address"] == made.address
@@ -63,6 +64,21 @@ def test_failures_are_named_per_host(cluster: Cluster, tmp_path: Path) -> None: 
     table = assay("hosts", "check", "--hosts", str(inv))
     assert table.returncode == 1 and "0 of 3 host(s) ready" in table.stdout
     assert "Traceback" not in table.stdout + table.stderr
+
+
+def test_a_host_without_a_python_for_the_agent_is_named(cluster: Cluster,  # noqa: F811
+                                                       tmp_path: Path) -> None:
+    lines = Path(cluster.inventory).read_text().splitlines()
+    inv = tmp_path / "inv.ini"
+    inv.write_text("\n".join(ln + " ansible_python_interpreter=/nonexistent/python3"
+                             if ln.startswith("n2 ") else ln for ln in lines) + "\n")
+    r = assay("hosts", "check", "--hosts", str(inv), "--json")
+    assert r.returncode == 1, r.stdout + r.stderr
+    hosts = {h["host"]["name"]: h for h in json.loads(r.stdout)["hosts"]}
+    assert hosts["n1"]["ok"] and hosts["n3"]["ok"] and hosts["n2"]["python"] is None
+    [error] = hosts["n2"]["errors"]
+    assert error.startswith("n2: python3 does not run assay's agent there (latency from the "
+                            "due time needs python3 3.9 or newer")
 
 
 def test_bad_input_exits_2_with_file_and_line(tmp_path: Path) -> None:

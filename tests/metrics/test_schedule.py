@@ -7,7 +7,7 @@ from __future__ import annotations
 import statistics
 import subprocess
 
-from assay.metrics.schedule import Schedule, Taus88
+from assay.agent.schedule import Schedule, Taus88
 from tests.conftest import needs_fio
 
 JOBS = """\

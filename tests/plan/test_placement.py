@@ -74,8 +74,10 @@ def test_instances_have_their_own_files_and_rates_even_in_a_shared_directory():
     # (the 3rd and 4th of the cluster): 10s and 15s
     assert sorted(set(re.findall(r"startdelay=(\S+)", run))) == ["10s", "15s"]
     assert run.count("rate_iops=252\n") == 2
-    # no issue log on a host: nothing there reads it, so it would grow without limit
-    assert "write_iolog" not in run and "not computed" in plan.intended_note
+    # each instance its own issue log, read on the host by assay's agent
+    assert "write_iolog=n2.0.db.data.1.read.8k.iolog" in run
+    assert "write_iolog=n2.1.db.data.1.read.8k.iolog" in run
+    assert "on each host, by assay's agent" in plan.intended_note
     # each host its own random sequences: identical data on every host would dedupe
     seeds = {h: re.search(r"\nrandseed=(\d+)\n", plan.jobfiles[h][RUN_JOB]).group(1)
              for h in plan.hosts}

@@ -5,7 +5,12 @@ from __future__ import annotations
 import importlib
 import sys
 
-COMMANDS = ("version", "integrity")  # each a module of this package with main(argv) -> int
+# each a module of this package with main(argv) -> int
+COMMANDS = (
+    "version",
+    "integrity",
+    "issuelog",
+)
 
 
 def main(argv: list[str]) -> int:

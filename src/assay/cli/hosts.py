@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import click
@@ -11,7 +13,10 @@ from rich.table import Table
 from assay.console import make_console
 from assay.exitcodes import ExitCode
 from assay.hosts import inventory
-from assay.hosts.check import check_all
+from assay.hosts.check import MAX_WORKERS, HostCheck, check_all
+from assay.hosts.ssh import SshHost
+from assay.runners.agent import agent_python
+from assay.runners.ssh import SshRunner
 from assay.scenario.units import format_size
 
 
@@ -42,13 +47,18 @@ def command() -> None:
 def check(hosts_file: Path, accept_new: bool, known_hosts: str | None, timeout: int,
           json_mode: bool) -> None:
     """Check every host of an inventory, in parallel: SSH (host key verified), fio and its
-    version, clock offset, free space and safety of the target.
+    version, python3 (3.9 or newer, for assay's agent: latency from the due time), clock
+    offset, free space and safety of the target.
 
     Exit status: 0 every host passed, 1 a host failed, 2 invalid input.
     """
     hosts = inventory.load(hosts_file)
     results, warnings = check_all(hosts, accept_new=accept_new, known_hosts=known_hosts,
                                   connect_timeout=timeout)
+    reachable = [r for r in results if r.reachable]
+    if reachable:
+        with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(reachable))) as pool:
+            list(pool.map(lambda r: _python(r, accept_new, known_hosts, timeout), reachable))
     ok = all(r.ok for r in results)
     if json_mode:
         click.echo(json.dumps({"schema_version": 1, "inventory": str(hosts_file), "ok": ok,
@@ -57,13 +67,14 @@ def check(hosts_file: Path, accept_new: bool, known_hosts: str | None, timeout: 
         raise SystemExit(int(ExitCode.PASSED if ok else ExitCode.FAILED))
     con = make_console()
     t = Table(show_edge=False, pad_edge=False)
-    for col in ("host", "address", "ssh", "fio", "clock offset", "rtt", "target", "free",
-                "result"):
+    for col in ("host", "address", "ssh", "fio", "python", "clock offset", "rtt", "target",
+                "free", "result"):
         t.add_column(col, justify="right" if col in ("clock offset", "rtt", "free") else "left")
     for r in results:
         h = r.host
         t.add_row(h.name, f"{h.address}:{h.port}",
                   "[green]ok[/]" if r.reachable else "[red]no[/]", r.fio or "-",
+                  r.python or "-",
                   f"{r.offset * 1000:+.2f} ms" if r.offset is not None else "-",
                   f"{r.rtt * 1000:.2f} ms" if r.rtt is not None else "-",
                   h.target or "-", format_size(r.free) if r.free is not None else "-",
@@ -80,3 +91,18 @@ def check(hosts_file: Path, accept_new: bool, known_hosts: str | None, timeout: 
     con.print(f"{passed} of {len(results)} host(s) ready"
               + ("" if ok else "; fix the errors above and check again"))
     raise SystemExit(int(ExitCode.PASSED if ok else ExitCode.FAILED))
+
+
+def _python(r: HostCheck, accept_new: bool, known_hosts: str | None, timeout: int) -> None:
+    """The host's python3 runs assay's agent (fixed-rate workloads' latency from the due
+    time is read there): its version, or an error naming the host."""
+    with tempfile.TemporaryDirectory(prefix="assay-check-") as work, \
+            SshHost(r.host, accept_new=accept_new, known_hosts=known_hosts,
+                    connect_timeout=timeout) as ssh:
+        runner = SshRunner(r.host, Path(work), ssh=ssh, run_id="hosts-check")
+        try:
+            r.python, problem = agent_python(runner)
+        finally:
+            runner.close()
+    if problem:
+        r.errors.append(problem)

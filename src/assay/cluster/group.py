@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.cluster import devices
+from assay.cluster.duetime import HostLags
 from assay.cluster.hostseries import HostSeries
 from assay.cluster.liveness import LOSS_S, PROBE_S, Liveness
 from assay.cluster.throttle import HostsBlkio
@@ -86,6 +87,7 @@ class RunnerGroup:
         self.skew: dict[str, dict[str, float | None]] = {}  # phase -> host -> ms after T0
         self.lost: dict[str, dict[str, Any]] = {}  # host -> when and why
         self.series = HostSeries(plan, run_dir)
+        self.duetime = HostLags(plan, run_dir)  # the agents reading fio's issue logs
         # the merged series' schedule: a lost host's share leaves it (reschedule)
         self.specs = copy.deepcopy(plan.specs)
         self.current: ClusterRun | None = None
@@ -165,6 +167,7 @@ class RunnerGroup:
         complaint = runner.check_job(RUN_JOB, self.envs[name])
         if complaint:
             raise UserError(f"{name}: fio rejected the job file: {complaint}")
+        self.duetime.check(name, runner)  # python3 for the agent, when it is needed
         return facts
 
     def _check_directory(self, name: str, runner: Runner, facts: dict[str, Any]) -> None:
@@ -234,6 +237,8 @@ class RunnerGroup:
         # starts ssh slowly), never less than 1 s
         spawn = max((self.spawn_s.get(h, 0.0) for h in active), default=0.0)
         lead = min(10.0, max(1.0, 0.3 + 3 * spawn) + 0.05 * len(active))
+        if name == RUN_JOB:  # before fio: the agents wait for the issue logs it opens
+            self.duetime.start({h: self.runners[h] for h in active})
         t0 = at if at is not None else time.time() + lead
         runs: dict[str, FioRun] = {}
         for h in active:
@@ -245,7 +250,8 @@ class RunnerGroup:
         return self.current
 
     def fetch_logs(self) -> list[Path]:
-        return []  # per-IO logs stay in each host's directory; latency from due time is local
+        self.duetime.finish(self.lost)  # the hosts' lags, into the run directory
+        return []  # no per-IO log comes back
 
     def run_all(self, argv: Sequence[str], timeout: float = 60.0) -> dict[str, CommandResult]:
         return {h: r.run(argv, timeout) for h, r in self.runners.items() if h not in self.lost}

@@ -9,7 +9,7 @@ did no IO at all fails the run by name.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -52,9 +52,11 @@ class HostSeries:
                    for s in self.plan.streams if s.workload in hp.instances]
         return replace(self.plan, streams=streams, thresholds=list(self.plan.host_thresholds))
 
-    def grade(self, steps: Sequence[dict[str, Any]], lost: dict[str, dict[str, Any]]) \
+    def grade(self, steps: Sequence[dict[str, Any]], lost: dict[str, dict[str, Any]],
+              due: Callable[[str, Plan, list[dict[str, Any]]], Any] | None = None) \
             -> dict[str, Any]:
-        """Per host: its statistics and results (run.json `cluster.hosts_graded`)."""
+        """Per host: its statistics and results (run.json `cluster.hosts_graded`); `due`
+        gives a host's latency from the due time (cluster/duetime.py)."""
         out: dict[str, Any] = {}
         for host, samples in self.samples.items():
             plan = self.host_plan(host)
@@ -64,7 +66,8 @@ class HostSeries:
                                                                                "between")]
                 plan = replace(plan, thresholds=[t for t in plan.thresholds
                                                  if t.text not in skipped])
-            v = verdict.grade(plan, samples, steps, [])
+            v = verdict.grade(plan, samples, steps, [],
+                              due=due(host, plan, samples) if due else None)
             results = list(v.results)
             ios = sum(int(s.get("ios") or 0) for s in samples)
             if ios == 0:

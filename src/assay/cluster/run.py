@@ -83,7 +83,8 @@ def finish(group: RunnerGroup, steps: Sequence[dict[str, Any]]) -> dict[str, Any
     """run.json's `cluster`: hosts, skew, losses, and each host graded on its own."""
     assert group.plan.cluster is not None
     out = group.record()
-    out["graded"] = group.series.grade(steps, group.lost)
+    out["graded"] = group.series.grade(steps, group.lost, group.duetime.host_figures)
+    out["due_time"] = group.duetime.record()
     out["thresholds"] = []
     limit = group.plan.cluster.skew_limit_ms
     if limit is not None:  # the measured phase's worst skew (prefill is not graded)

@@ -47,6 +47,7 @@ class HostCheck:
     host: Host
     reachable: bool = False
     fio: str | None = None
+    python: str | None = None  # its python3, as assay's agent runs it (cli/hosts.py)
     offset: float | None = None  # seconds, the host's clock minus ours
     rtt: float | None = None
     free: int | None = None  # bytes at the target (a device: its size)
@@ -59,7 +60,8 @@ class HostCheck:
 
     def document(self) -> dict[str, Any]:
         return {"host": self.host.public(), "ok": self.ok, "reachable": self.reachable,
-                "fio": self.fio, "clock_offset_s": self.offset, "clock_rtt_s": self.rtt,
+                "fio": self.fio, "python": self.python, "clock_offset_s": self.offset,
+                "clock_rtt_s": self.rtt,
                 "target": self.host.target, "free_bytes": self.free, "errors": self.errors,
                 "warnings": self.warnings}
 

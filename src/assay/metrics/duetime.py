@@ -1,64 +1,42 @@
 """Latency from the due time, for every fixed-rate job (even or Poisson), for runs of any length,
-in bounded memory and disk.
+on every host, in bounded memory and disk.
 
 fio times latency from the actual submit: when the storage stalls, a rate-limited fio stops
 submitting and then bursts to catch up, and the IOs that waited in its schedule never show the
 wait (coordinated omission, fio issue #1394). Here:
 
-1. Each fixed-rate job writes fio's issue log (`write_iolog`: the time, in microseconds, and
-   size of every IO as fio issues it, about 40 bytes). assay reads it as fio writes it and
-   punches what it has read out of the file (fallocate), so the log holds at most a few MiB
-   of blocks whatever the run's length, and is removed at the end. A regular file, not a
-   pipe: fio never waits for assay, so reading the log cannot slow the load it measures.
-2. Each IO's due time comes from the job's schedule, rebuilt exactly (metrics/schedule.py,
-   even and Poisson pacing), so its issue lag is exact. The lags are folded into one histogram
-   per job and second, stored as the `lags` stream of the run directory (results/blocklog.py).
-3. At the end, each second's lags are joined with fio's latency histogram of the same second
+1. Each fixed-rate job writes fio's issue log (`write_iolog`). On the host where fio runs,
+   the agent's `issuelog` command (agent/issuelog.py; runners/issuelog.py starts it, on this
+   machine as on every host of a cluster) reads it as fio writes it, rebuilds each IO's due
+   time from the job's schedule and sends back, per job and second, a histogram of the IOs'
+   lags: the `lags` stream of the run directory (a cluster's rows carry their `host`).
+2. At the end, each second's lags are joined with fio's latency histogram of the same second
    and component: latency from the due time = lag + latency from the submit. Per IO the two
    are not paired in fio's output, so the longest lags go with the shortest latencies: after a
    stall, the IOs that waited in fio's queue are issued to storage that has just recovered,
    and the IOs that sat in the stalled storage were issued on time. The tail is then exact
    to within the latencies from the submit, which are small next to any lag worth reporting.
+   A cluster's merged figure joins the merged samples with every host's lags (the hosts'
+   histograms add), each host's its own samples with its own lags.
 
-A job's clock and fio's log clock differ by a constant (the log opens before the job
-starts): the smallest lag seen is taken as that offset, since an on-time IO is issued within
-microseconds of its due time.
+This module is the controller's half: which jobs are paced (from the job file each host
+runs), the agent's job list, and the join.
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol
+from typing import Any, Protocol
 
 from assay.metrics.histogram import Histogram
 from assay.metrics.sampler import ComponentSpec
-from assay.metrics.schedule import Schedule
-from assay.results.blocklog import BlockLog, read_rows
+from assay.results.blocklog import read_rows
 
 STREAM = "lags"
 IOLOG_SUFFIX = ".iolog"
-READ_BYTES = 1 << 20
-PUNCH_BYTES = 4 << 20  # free the log's blocks every 4 MiB read (about 100,000 IOs)
-FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE = 0x01, 0x02
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_longlong, ctypes.c_longlong]
-
-
-def punch(fd: int, start: int, end: int) -> int:
-    """Free the blocks of [start, end) of a file fio still appends to (the size, and fio's
-    offset, stay): returns the new start. Where the filesystem cannot, the log keeps its
-    blocks until the run ends."""
-    if _libc.fallocate(fd, FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE, start,
-                       end - start) != 0:
-        return start
-    return end
 LATE_MS = 20.0
-ON_TIME_NS = 50_000  # fio sleeps to an IO's due time within tens of microseconds
 SLACK_S = 30  # lag rows may come this much out of time order (a job that starts late)
 
 
@@ -69,16 +47,6 @@ def fio_bucket(ns: float) -> int:
         return n
     unit = 1 << (n.bit_length() - 7)
     return n // unit * unit
-
-
-def lag_bucket(ns: int) -> int:
-    """A lag, coarser than fio's buckets: under ON_TIME_NS it is fio's own wake-up jitter
-    (0: on time), above it 32 buckets per power of two (< 3.2 % low). A second of an on-time
-    job is then one bin, and a day of lags stays small."""
-    if ns < ON_TIME_NS:
-        return 0
-    unit = 1 << max(ns.bit_length() - 6, 0)
-    return ns // unit * unit
 
 
 def fio_size(text: str) -> int:
@@ -104,7 +72,7 @@ def min_block(options: Mapping[str, Any]) -> int:
 
 @dataclass
 class PacedJob:
-    """A fixed-rate fio job whose issue log assay reads."""
+    """A fixed-rate fio job whose issue log the agent reads (agent/issuelog.py's job)."""
 
     name: str
     bps: int
@@ -113,10 +81,12 @@ class PacedJob:
     thread_number: int
     direction: int  # 0 read, 1 write
     start_s: float = 0.0  # its startdelay: when its second 1 begins on the run's axis
+    log: str = ""  # its write_iolog, relative to fio's working directory
+    randseed: int = 0
 
-    def schedule(self, randseed: int) -> Schedule:
-        return Schedule(self.bps, self.min_bs, self.poisson, randseed, self.thread_number,
-                        self.direction)
+    def spec(self) -> dict[str, Any]:
+        """The agent's description of the job."""
+        return asdict(self)
 
 
 # fio's issue log of a file engine holds the files' `add` lines only, no operations (3.33)
@@ -124,11 +94,17 @@ FILE_ENGINES = ("filecreate", "filestat", "filedelete", "dircreate", "dirstat", 
 
 
 def paced_jobs(jobs: Mapping[str, Mapping[str, Any]]) -> dict[str, PacedJob]:
-    """The jobs (name -> options, in job-file order) whose due times can be rebuilt: a fixed
-    rate, one direction, one clone. fio numbers jobs from 1 in file order, clones included."""
-    out: dict[str, PacedJob] = {}
+    """The jobs (name -> options, in job-file order) whose due times can be rebuilt."""
+    return {p.name: p for p in paced_list(list(jobs.items()))}
+
+
+def paced_list(jobs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[PacedJob]:
+    """The jobs (in job-file order; a cluster host's instances repeat a name) whose due
+    times can be rebuilt: a fixed rate, one direction, one clone. fio numbers jobs from 1 in
+    file order, clones included."""
+    out: list[PacedJob] = []
     number = 0
-    for name, o in jobs.items():
+    for name, o in jobs:
         clones = int(o.get("numjobs") or 1)
         number += 1
         this, number = number, number + clones - 1
@@ -145,135 +121,37 @@ def paced_jobs(jobs: Mapping[str, Mapping[str, Any]]) -> dict[str, PacedJob]:
         process = str(o.get("rate_process") or "linear")
         if bps <= 0 or process not in ("linear", "poisson"):
             continue
-        out[name] = PacedJob(name, bps, bs, process == "poisson", this,
-                             1 if "write" in rw else 0, fio_time(o.get("startdelay")))
+        out.append(PacedJob(name, bps, bs, process == "poisson", this,
+                            1 if "write" in rw else 0, fio_time(o.get("startdelay")),
+                            str(o.get("write_iolog") or ""), int(o.get("randseed") or 0)))
     return out
 
 
-@dataclass
-class _Job:
-    paced: PacedJob
-    schedule: Schedule
-    path: Path
-    fh: BinaryIO | None = None
-    punched: int = 0  # bytes of the log already freed
-    rest: bytes = b""
-    offset: int | None = None  # log clock - schedule clock (µs)
-    pending: tuple[int, int, bytes] | None = None  # the last IO: issued, due, offset
-    seconds: dict[int, dict[int, int]] = field(default_factory=dict)  # second -> lag bins
-    newest: int = 0
+def job_sections(text: str) -> list[tuple[str, dict[str, str]]]:
+    """The jobs of a rendered fio job file, in order, each with the [global] options under
+    its own (a cluster host's instances repeat a section name: kept apart)."""
+    glob: dict[str, str] = {}
+    out: list[tuple[str, dict[str, str]]] = []
+    current: dict[str, str] | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in ";#":
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            name = line[1:-1].strip()
+            current = glob if name == "global" else {}
+            if name != "global":
+                out.append((name, current))
+            continue
+        if current is not None:
+            key, _, value = line.partition("=")
+            current[key.strip()] = value.strip()
+    return [(name, {**glob, **options}) for name, options in out]
 
 
-class IssueLogReader:
-    """Reads the fixed-rate jobs' issue logs as fio writes them, and folds them into
-    per-second lag histograms (the `lags` stream)."""
-
-    def __init__(self, workdir: Path, run_dir: Path, jobs: Mapping[str, PacedJob],
-                 randseed: int):
-        self.log = BlockLog(run_dir, STREAM)
-        self._jobs: list[_Job] = []
-        for name, paced in jobs.items():
-            path = workdir / f"{name}{IOLOG_SUFFIX}"
-            path.unlink(missing_ok=True)
-            self._jobs.append(_Job(paced, paced.schedule(randseed), path))
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="issue-logs", daemon=True)
-        self.error: str | None = None
-
-    def start(self) -> IssueLogReader:
-        self._thread.start()
-        return self
-
-    def finish(self) -> None:
-        """After fio ended: read what is left, store every second, remove the logs."""
-        self._stop.set()
-        self._thread.join()  # a finite file: it ends
-        for job in self._jobs:
-            with contextlib.suppress(Exception):
-                if job.pending is not None:
-                    self._count(job, job.pending[0], job.pending[1])
-        self._flush(None)
-        for job in self._jobs:
-            if job.fh:
-                job.fh.close()
-            job.path.unlink(missing_ok=True)
-        self.log.close()
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.25):
-            for job in self._jobs:
-                self._read(job)
-            self._flush(self._watermark())
-        for job in self._jobs:  # the last lines fio wrote before it ended
-            self._read(job)
-
-    def _watermark(self) -> float:
-        """The last second every started job is past (fio buffers its log: a slow job's lines
-        come late), so that the stream stays in time order."""
-        started = [j.newest + j.paced.start_s for j in self._jobs if j.newest]
-        return min(started, default=0.0) - 2
-    def _read(self, job: _Job) -> None:
-        """The lines fio added since the last read; what was read is punched out of the file,
-        so its blocks are freed as the run goes."""
-        if job.fh is None:
-            try:
-                job.fh = open(job.path, "rb")  # noqa: SIM115 - held while fio writes
-            except FileNotFoundError:
-                return  # fio has not opened it yet
-        chunk = job.fh.read(READ_BYTES)
-        while chunk:
-            if not self.error:
-                lines = (job.rest + chunk).split(b"\n")
-                job.rest = lines.pop()
-                try:
-                    self._fold(job, lines)
-                except Exception as e:  # noqa: BLE001 - said in the result, never fatal
-                    self.error = f"{type(e).__name__}: {e}"
-            if job.fh.tell() - job.punched >= PUNCH_BYTES:
-                job.punched = punch(job.fh.fileno(), job.punched, job.fh.tell())
-            chunk = job.fh.read(READ_BYTES)
-
-    def _fold(self, job: _Job, lines: list[bytes]) -> None:
-        """Each logged IO's lag from its due time, into its second's histogram. fio logs an
-        IO each time it tries to queue it: when the engine says busy, the same IO comes again
-        at once (same offset and size). Only its last try is the IO; under even pacing the
-        busy try did not advance the schedule, under Poisson it drew a gap all the same."""
-        due = job.schedule.due
-        poisson = job.paced.poisson
-        for line in lines:
-            parts = line.split()
-            if len(parts) != 5 or parts[2] not in (b"read", b"write"):
-                continue  # the version line, file add/open/close
-            issued, key, size = int(parts[0]), parts[3], int(parts[4])
-            if job.pending is not None and job.pending[2] == key:  # a retry after busy
-                job.pending = (issued, due(size) if poisson else job.pending[1], key)
-                continue
-            if job.pending is not None:
-                self._count(job, job.pending[0], job.pending[1])
-            job.pending = (issued, due(size), key)
-
-    def _count(self, job: _Job, issued: int, due: int) -> None:
-        raw = issued - due
-        if job.offset is None or raw < job.offset:
-            job.offset = raw
-        second = (issued - job.offset) // 1_000_000 + 1  # on the job's own clock
-        bins = job.seconds.get(second)
-        if bins is None:
-            bins = job.seconds[second] = {}
-            job.newest = max(job.newest, second)
-        key = lag_bucket((raw - job.offset) * 1000)
-        bins[key] = bins.get(key, 0) + 1
-
-    def _flush(self, upto: float | None) -> None:
-        """Store the seconds no later IO can fall in (all of them at the end), in order."""
-        rows: list[dict[str, Any]] = []
-        for job in self._jobs:
-            for sec in [s for s in job.seconds
-                        if upto is None or s + job.paced.start_s <= upto]:
-                rows.append({"t": float(sec) + job.paced.start_s, "c": job.paced.name,
-                             "bins": job.seconds.pop(sec)})
-        rows.sort(key=lambda r: r["t"])
-        self.log.append(rows)
+def logged_jobs(jobfile: str) -> list[PacedJob]:
+    """The fixed-rate jobs of a job file that write an issue log: the agent's list."""
+    return [p for p in paced_list(job_sections(jobfile)) if p.log]
 
 
 def pair(service: Mapping[int, int], lags: Mapping[int, int]) -> Histogram:
@@ -323,26 +201,38 @@ def _by_second(rows: Iterable[dict[str, Any]]) -> Iterator[tuple[int, list[dict[
         yield current, group
 
 
-def due_latency(run_dir: Path, components: Mapping[str, tuple[list[str], float, float]]) \
-        -> dict[str, dict[str, float | None]]:
+Windows = Mapping[str, tuple[list[str], float, float]]
+
+
+def due_latency(run_dir: Path, components: Windows) -> dict[str, dict[str, float | None]]:
     """component -> latency from the due time over its window, for components whose every
-    job has a lags stream. `components`: name -> (its jobs, window start, window end)."""
+    job has lags in the run's `lags` stream. `components`: name -> (its jobs, window start,
+    window end)."""
+    return due_join(read_rows(run_dir, "samples"), read_rows(run_dir, STREAM), components)
+
+
+def due_join(samples: Iterable[dict[str, Any]], lag_rows: Iterable[dict[str, Any]],
+             components: Windows) -> dict[str, dict[str, float | None]]:
+    """The join of per-second samples (in time order) with the lags of the same seconds
+    (rows of one job and second; several rows of a job and second add: a cluster's hosts,
+    a host's instances); rows may come up to SLACK_S out of order."""
     jobs_seen: set[str] = set()
-    lag_rows: dict[int, dict[str, dict[int, int]]] = {}  # second -> job -> lag bins
+    lag_table: dict[int, dict[str, dict[int, int]]] = {}  # second -> job -> lag bins
     hists = {c: Histogram() for c in components}
-    lag_iter = iter(read_rows(run_dir, STREAM))
+    lag_iter = iter(lag_rows)
     pending = next(lag_iter, None)
-    for second, samples in _by_second(read_rows(run_dir, "samples")):
+    for second, group in _by_second(samples):
         while pending is not None and pending["t"] <= second + SLACK_S:
-            per_job = lag_rows.setdefault(round(pending["t"]), {}).setdefault(pending["c"], {})
+            per_job = lag_table.setdefault(round(pending["t"]), {}).setdefault(pending["c"],
+                                                                                {})
             for k, v in pending["bins"].items():
                 per_job[int(k)] = per_job.get(int(k), 0) + v
             jobs_seen.add(pending["c"])
             pending = next(lag_iter, None)
-        lags_now = lag_rows.pop(second, {})
-        for stale in [s for s in lag_rows if s < second]:  # seconds no sample ended in
-            lag_rows.pop(stale)
-        for s in samples:
+        lags_now = lag_table.pop(second, {})
+        for stale in [s for s in lag_table if s < second]:  # seconds no sample ended in
+            lag_table.pop(stale)
+        for s in group:
             spec = components.get(s["c"])
             if spec is None:
                 continue

@@ -159,9 +159,7 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
     ctx.notes.extend(add_headers(streams, verified,
                                  {n: w.kind for n, w in resolved.workloads.items()}))
     plan = Plan(resolved, streams, thresholds, run_seconds, sc.timeline.warmup, ctx.notes,
-                intended_note=log_due_times(streams, sc.timeline.warmup + run_seconds)
-                if hosts is None else "not computed: a cluster run reads no issue logs from "
-                                      "its hosts (an unread log would grow without limit)",
+                intended_note=log_due_times(streams, sc.timeline.warmup + run_seconds),
                 host_thresholds=host_thresholds)
     if hosts is None:
         return replace(plan, jobfiles=render_jobfiles(plan))

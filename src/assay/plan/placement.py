@@ -63,6 +63,8 @@ def _instance(streams: list[Stream], subdir: str, delay: float, seed: int | None
     for s in out:
         for job in s.jobs:
             job.options.pop("write_lat_log", None)  # instances would share a log name
+            if "write_iolog" in job.options:  # the issue log: one per instance
+                job.options["write_iolog"] = f"{subdir}.{job.options['write_iolog']}"
             if seed is not None:  # a second instance on a host: its own random sequence
                 job.options["randseed"] = seed
             if delay:
@@ -132,9 +134,9 @@ def place(plan: Plan, hosts: list[Host]) -> tuple[Plan, dict[str, dict[str, str]
                                       for n in range(total[s.workload])], length)
                         for c in s.components]
     cluster = ClusterPlan(host_plans, skew_limit(plan.scenario.thresholds))
-    note = ("not computed in a cluster run: it needs each IO's issue time from fio's issue "
-            "logs, and those stay on each host (read back over SSH as fio writes them, they "
-            "would cost the hosts' links and this machine's CPU); latency is from submission")
+    note = plan.intended_note + (" on each host, by assay's agent (python3 there): per host "
+                                 "and merged from the hosts' lag histograms"
+                                 if plan.intended_note.startswith("from") else "")
     last = max((delays(plan, name, total[name] - 1) for name in total), default=0.0)
     return replace(plan, streams=streams, cluster=cluster, intended_note=note,
                    stagger_s=last), jobfiles

@@ -32,12 +32,15 @@ def host_rows(run: RunRecord) -> list[dict[str, Any]]:
         graded = (c.get("graded") or {}).get(host) or {}
         stats = graded.get("stats") or {}
         p99 = [s.get("lat_p99_ms") for s in stats.values() if s.get("lat_p99_ms") is not None]
+        due = [s["intended"].get("lat_intended_p99_ms") for s in stats.values()
+               if isinstance(s.get("intended"), dict)]  # latency from the due time
         skew = (c.get("skew_ms") or {}).get("run", {}).get(host)
         lost = (c.get("lost") or {}).get(host)
         failed = [t for t in graded.get("thresholds", []) if not t.get("passed")]
         rows.append({"host": host, "iops": sum(float(s.get("iops") or 0)
                                                for s in stats.values()),
                      "ios": graded.get("ios"), "p99_ms": max(p99) if p99 else None,
+                     "due_p99_ms": max((d for d in due if d is not None), default=None),
                      "skew_ms": skew, "lost": lost, "passed": graded.get("passed", True),
                      "failed": failed, "fio": facts.get("fio"), "seconds": seconds})
     return rows
@@ -109,18 +112,23 @@ def print_cluster(console: Console, run: RunRecord, per_host: bool = True) -> No
     for host, v in lost.items():
         console.print(f"[yellow]host lost:[/] {host} at {v.get('t')}s in {v.get('phase')}: "
                       f"{v.get('reason')}")
-    if run.intended_latency and not any(s.intended for s in run.stats.values()) and \
-            any(s.target_iops for s in run.stats.values()):  # why no "p99 from due" column
-        console.print(f"[dim]p99 from the due time: {run.intended_latency}[/]")
+    for host, why in ((c.get("due_time") or {}).get("errors") or {}).items():
+        console.print(f"[yellow]p99 from due on {host}:[/] {why}")  # its agent failed
     if not per_host:
         return
     t = Table(title="Hosts (each graded on its own)", title_justify="left", show_edge=False,
               pad_edge=False)
-    for col in ("", "host", "IO/s", "worst p99", "skew", "state", "failed"):
-        t.add_column(col, justify="right" if col in ("IO/s", "worst p99", "skew") else "left")
-    for r in host_rows(run):
+    rows = host_rows(run)
+    due = any(r["due_p99_ms"] is not None for r in rows)
+    cols = ("", "host", "IO/s", "worst p99", *(("p99 from due",) if due else ()), "skew",
+            "state", "failed")
+    for col in cols:
+        t.add_column(col, justify="right" if col in ("IO/s", "worst p99", "p99 from due",
+                                                     "skew") else "left")
+    for r in rows:
         t.add_row("[green]✓[/]" if r["passed"] else "[red]✗[/]", r["host"],
                   f"{r['iops']:,.1f}", format_latency_ms(r["p99_ms"]),
+                  *((format_latency_ms(r["due_p99_ms"]),) if due else ()),
                   "-" if r["skew_ms"] is None else f"{r['skew_ms']:+.1f} ms",
                   f"lost at {r['lost']['t']}s" if r["lost"] else "active",
                   "; ".join(f"{f['expr']}" + (f" ({f['note']})" if f.get("note") else "")

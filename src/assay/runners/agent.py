@@ -12,10 +12,14 @@ from __future__ import annotations
 import functools
 import io
 import json
+import threading
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from assay.runners.base import Runner
 
 ARCHIVE = "agent.pyz"
 PACKAGE = "assay_agent"  # the package's name inside the archive (its imports are relative)
@@ -46,3 +50,35 @@ def rows(stream: IO[bytes]) -> Iterator[dict[str, Any]]:
             continue
         if isinstance(row, dict):
             yield row
+
+
+def agent_python(runner: Runner, need: str = "latency from the due time") \
+        -> tuple[str | None, str | None]:
+    """(the host's Python version, None) when the host runs the agent (its `version`
+    command: python3 >= 3.9 there), else (its version if known, why not: naming the host
+    and what needs it)."""
+    try:
+        proc = runner.agent("version")
+        # its output first: closing its stdin would end it there (hosts/ssh.py popen)
+        timer = threading.Timer(60, proc.kill)
+        timer.start()
+        assert proc.stdout is not None and proc.stderr is not None
+        out, err = proc.stdout.read(), proc.stderr.read()
+        timer.cancel()
+        if proc.stdin is not None:
+            proc.stdin.close()
+        proc.wait()
+    except Exception as e:  # noqa: BLE001 - OSError, the runner's own (SSH)
+        return None, f"{runner.host}: cannot run assay's agent there ({need} needs it): {e}"
+    row = next(rows(io.BytesIO(out)), None)
+    version = str(row["python"]) if row and "python" in row else None
+    if proc.returncode == 0 and row and row.get("ok"):
+        return version, None
+    if version:
+        return version, (f"{runner.host}: its python3 is {version}; {need} needs python3 3.9 "
+                         f"or newer there (for assay's agent): install it, or name it with "
+                         f"ansible_python_interpreter in the inventory")
+    lines = [ln.strip() for ln in err.decode(errors="replace").splitlines() if ln.strip()]
+    return None, (f"{runner.host}: python3 does not run assay's agent there ({need} needs "
+                  f"python3 3.9 or newer; name another with ansible_python_interpreter): "
+                  f"{lines[-1] if lines else f'exit status {proc.returncode}'}")

@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Benchmark: what does the controller cost per host? 16, 64 and 256 hosts replayed.
+
+Each host is a ReplayRunner of recorded real fio output with its agent's rows
+(tests/fixtures/replay/due-steady, and due-stall for every 8th host: fio's json+ dumps of an
+8 s fixed-rate OLTP run, and the `issuelog` rows the agent sent beside it). The whole
+cluster path runs as in a real run: the hosts checked (the agent's `version` rows), every
+host's dumps merged each second, each host's own series, the agents' lag rows merged into
+each host's and the cluster's latency from the due time, the verdicts, run.json and the
+report. Goals: <= 4 ms of CPU per host-second (256 hosts on one core at 1 Hz) and <= 1 MiB
+of RSS per host.
+
+CPU is this process's (user + system, getrusage), not wall time, so the figure holds on a
+loaded machine: over the whole run (checks, prefill phase, load, grading, report), and over
+the load alone (the engine's loop: merging the dumps, the series, the agents' rows), the
+steady state that a longer run repeats each second. The `cat` processes replaying the
+agents' rows are left out, as the agents' own CPU is spent on the hosts. RSS: each size
+runs in a fresh process; the peak (ru_maxrss) minus the process's RSS before the run, per
+host. `--due off` strips the issue logs from the
+job files: the same run without latency from the due time, side by side.
+
+    .venv/bin/python bench/controller_scale.py [--hosts 16 64 256] [--due on|off|both]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from assay.engine import Engine
+from assay.hosts import inventory
+from assay.plan.build import plan_text
+from assay.run_options import RunOptions
+from assay.runners import ReplayRunner
+
+REPLAY = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "replay"
+
+
+def rss_kib() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+class LiveReplay(ReplayRunner):
+    """A replayed host that answers as a live one does: its clock is measured (it is one
+    with this machine's) and it answers a probe, so a controller busy with 256 hosts finds
+    it late, not lost, as it would a real host that sends its heartbeat
+    (cluster/liveness.py). Recordings otherwise lose a quiet host without a probe."""
+
+    def measure_clock(self) -> tuple[float, float]:
+        return 0.0, 0.0001
+
+    def ping(self, timeout: float) -> bool:
+        return True
+
+
+class TimedEngine(Engine):
+    """The engine, with the CPU spent in its load loop measured."""
+
+    load_cpu = 0.0
+    load_peak_kib = 0  # the process's peak RSS as the load ended
+
+    def _drive(self, *args: Any, **kwargs: Any) -> tuple[str, str]:
+        t0 = cpu()
+        try:
+            return super()._drive(*args, **kwargs)
+        finally:
+            TimedEngine.load_cpu += cpu() - t0
+            TimedEngine.load_peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def one(hosts: int, due: bool, speed: float | None = 1.0) -> dict[str, float]:
+    """One cluster run of `hosts` replayed hosts, in this process."""
+    with tempfile.TemporaryDirectory(prefix="assay-scale-") as tmp:
+        root = Path(tmp)
+        lines = []
+        for i in range(hosts):
+            (root / "t" / f"n{i}").mkdir(parents=True)
+            lines.append(f"n{i} ansible_host=192.0.2.{i % 250 + 1} "
+                         f"assay_path={root / 't' / f'n{i}'}")
+        inv = inventory.parse("\n".join(lines) + "\n", "inventory.ini")
+        plan = plan_text((REPLAY / "scenario.yaml").read_text(),
+                         str(REPLAY / "scenario.yaml"), hosts=inv)
+        if not due:
+            plan = replace(plan, jobfiles={h: {n: re.sub(r"\nwrite_iolog=\S+", "", t)
+                                               for n, t in files.items()}
+                                           for h, files in plan.jobfiles.items()})
+        recording = {f"n{i}": REPLAY / ("due-stall" if i % 8 == 7 else "due-steady")
+                     for i in range(hosts)}
+        before_rss = rss_kib()
+        t0 = resource.getrusage(resource.RUSAGE_SELF)
+        wall = time.monotonic()
+        out = TimedEngine(plan, RunOptions(root / "results", runner=lambda h, w: LiveReplay(
+            recording[h], h, w, speed=speed)), Console(file=io.StringIO())).execute()
+        wall = time.monotonic() - wall
+        t1 = resource.getrusage(resource.RUSAGE_SELF)
+        rec = json.loads((out.run_dir / "run.json").read_text())
+        cpu = (t1.ru_utime - t0.ru_utime) + (t1.ru_stime - t0.ru_stime)
+        seconds = plan.total_seconds
+        peak = t1.ru_maxrss  # KiB on Linux
+        due_hosts = sum(1 for g in rec["cluster"]["graded"].values()
+                        if (g["stats"].get("db.data.read") or {}).get("intended"))
+        return {"hosts": hosts, "due": due, "cpu_s": cpu, "wall_s": wall,
+                "host_seconds": hosts * seconds,
+                "cpu_ms_per_host_s": 1000 * cpu / (hosts * seconds),
+                "load_ms_per_host_s": 1000 * TimedEngine.load_cpu / (hosts * seconds),
+                "rss_mib_per_host": (peak - before_rss) / 1024 / hosts,
+                "load_rss_mib_per_host": (TimedEngine.load_peak_kib - before_rss) / 1024 / hosts,
+                "peak_rss_mib": peak / 1024, "due_hosts": due_hosts,
+                "status": rec["status"], "lost": len(rec["cluster"].get("lost") or {}),
+                "lost_why": sorted({v["reason"][:60] for v in
+                                    (rec["cluster"].get("lost") or {}).values()})}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--hosts", type=int, nargs="+", default=[16, 64, 256])
+    ap.add_argument("--due", choices=("on", "off", "both"), default="on")
+    ap.add_argument("--one", nargs=2, metavar=("HOSTS", "DUE"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one:  # a child: one size, its figures as JSON
+        print(json.dumps(one(int(args.one[0]), args.one[1] == "on")))
+        return 0
+    modes = {"on": ["on"], "off": ["off"], "both": ["off", "on"]}[args.due]
+    print("hosts  due  CPU ms/host-s (load only)  RSS MiB/host (load only)  peak RSS MiB  "
+          "CPU s  wall s  hosts with p99 from due  lost")
+    worst = 0.0
+    for n in args.hosts:
+        for mode in modes:
+            r = subprocess.run([sys.executable, __file__, "--one", str(n), mode],
+                               capture_output=True, text=True, check=False)
+            if r.returncode != 0:
+                print(r.stderr[-2000:], file=sys.stderr)
+                return 1
+            f = json.loads(r.stdout.strip().splitlines()[-1])
+            load = f"({f['load_ms_per_host_s']:.2f})"
+            rss = f"({f['load_rss_mib_per_host']:.2f})"
+            print(f"{n:5d}  {mode:>3}  {f['cpu_ms_per_host_s']:13.2f} {load:>11}  "
+                  f"{f['rss_mib_per_host']:12.2f} {rss:>11}  {f['peak_rss_mib']:12.0f}  "
+                  f"{f['cpu_s']:5.1f}  {f['wall_s']:6.1f}  {f['due_hosts']:23d}  {f['lost']}")
+            for why in f["lost_why"]:
+                print(f"         lost: {why}")
+            if mode == "on":
+                worst = max(worst, f["cpu_ms_per_host_s"])
+    print(f"goal: <= 4 ms CPU per host-second, <= 1 MiB RSS per host (worst CPU with due "
+          f"time: {worst:.2f} ms)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
