@@ -37,6 +37,7 @@ from assay.plan.model import variables
 from assay.platforms import driver
 from assay.platforms.lock import TargetLock
 from assay.platforms.safety import check_block_device, check_files, device_state_dir
+from assay.postgres.hostdb import HostDatabases
 from assay.postgres.sidecar import Sidecars, fio_specs
 from assay.prefill import prefill
 from assay.progress import live_line
@@ -76,7 +77,7 @@ class Engine:
         self.env: dict[str, str] = {}  # the job files' variables
         self.cgroup: BlkioGroup | None = None  # fio runs in it, so actions can throttle it
         self.lock: TargetLock | None = None  # one run per target
-        self.sidecars: Sidecars | None = None  # databases beside fio (postgres/sidecar.py)
+        self.sidecars: Sidecars | HostDatabases | None = None  # databases beside fio
         self.integrity: Session | None = None  # integrity mode's writers and passes
 
     # -- the run -------------------------------------------------------------------------
@@ -125,6 +126,7 @@ class Engine:
             self.run_dir, self.runner, self.info = cluster.open_run(plan, self.opt,
                                                                     self.platform, self.console)
             self.streams = RunStreams(self.run_dir.path)
+            self.sidecars = HostDatabases.open(plan, self.runner, self.run_dir)  # on the hosts
             return self.run_dir.path
         if plan.hosts != [LOCAL]:
             raise UserError(f"this version runs on the local host only (plan: {plan.hosts})")
@@ -179,17 +181,19 @@ class Engine:
         if isinstance(self.runner, RunnerGroup):
             self.info["prefill"] = cluster.prefill(self.plan, self.runner, self.run_dir,
                                                    self.console)
-            return
+            return self._databases(directory, self.plan.scenario.target.direct is not False)
         if self.integrity:
             self.integrity.prefill()
         if self.plan.files:  # a database-only run has no fio files
             self.info["prefill"] = prefill(self.plan, directory, self.runner, self.run_dir,
                                            self.console, fresh=self.opt.fresh, env=self.env,
                                            device=self.plan.scenario.target.device)
+        self._databases(directory, self.env.get("ASSAY_DIRECT") == "1")
+
+    def _databases(self, directory: Path, direct: bool) -> None:
         if self.sidecars:
             self.info["postgres"] = self.sidecars.prepare(
-                directory, self.opt.fresh, self.console, self.env.get("ASSAY_DIRECT") == "1",
-                self.platform.temporary)
+                directory, self.opt.fresh, self.console, direct, self.platform.temporary)
             for text in self.sidecars.warnings():
                 self._warn(text)
 
@@ -197,8 +201,8 @@ class Engine:
         assert self.run_dir and self.runner
         rd, runner, plan = self.run_dir, self.runner, self.plan
         # a cluster's schedule follows its active hosts (RunnerGroup.specs)
-        sampler = Sampler(getattr(runner, "specs", None) or fio_specs(plan),
-                          warmup_s=plan.warmup)
+        sampler = Sampler([c for c in getattr(runner, "specs", None) or [] if c.jobs]
+                          or fio_specs(plan), warmup_s=plan.warmup)
         side = self.sidecars or Sidecars(plan, rd.path, rd.id)
         live = LiveVerdict(plan.thresholds, plan.components, plan.warmup, plan.total_seconds)
         timeline = (self.opt.timeline or default_timeline)(plan, self.platform, rd, self.cgroup)
@@ -219,8 +223,8 @@ class Engine:
             if issue_logs:
                 issue_logs.finish()
 
-    def _drive(self, fio: FioRun, side: Sidecars, sampler: Sampler, live: LiveVerdict,
-               timeline: Timeline | None) -> tuple[str, str]:
+    def _drive(self, fio: FioRun, side: Sidecars | HostDatabases, sampler: Sampler,
+               live: LiveVerdict, timeline: Timeline | None) -> tuple[str, str]:
         assert self.run_dir and self.runner
         rd, runner, plan, probe = self.run_dir, self.runner, self.plan, HostProbe()
         sampler.start(fio.started * 1000)

@@ -91,6 +91,7 @@ class RunnerGroup:
         self.spawn_s: dict[str, float] = {}  # how long one remote command took per host
         self.late: dict[str, int] = {}  # host -> times it was silent but answered a probe
         self._t0 = 0.0
+        self.instant: float | None = None  # the next phase's T0, fixed by a participant
 
     # -- opening: everything checked before any IO ----------------------------------------
     @classmethod
@@ -213,7 +214,9 @@ class RunnerGroup:
         # starts ssh slowly), never less than 1 s
         spawn = max((self.spawn_s.get(h, 0.0) for h in active), default=0.0)
         lead = min(10.0, max(1.0, 0.3 + 3 * spawn) + 0.05 * len(active))
-        t0 = at if at is not None else time.time() + lead
+        planned, self.instant = self.instant, None  # postgres/hostdb.py: pgbench's too
+        t0 = at if at is not None else planned if planned and planned > time.time() + 0.2 \
+            else time.time() + lead
         runs: dict[str, FioRun] = {}
         for h in active:
             offset = float(self.facts.get(h, {}).get("clock_offset_ms") or 0) / 1000

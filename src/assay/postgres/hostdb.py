@@ -1,0 +1,390 @@
+"""Postgres workloads placed on a cluster's hosts (`hosts:`): a database on each host.
+
+The remote half is the agent's `pgbench` command (agent/pgbench.py), one per host and
+workload, session-bound: it checks PostgreSQL (`open`, before any IO), makes or reuses the
+loaded database in the host's target and starts the run's copy (`prepare`), runs pgbench
+from the run's start instant (`start`: the same T0 as fio's, on the host's clock), sends one
+small row a second (counts and latency buckets, agent/pgfold.py) and removes the server and
+its copy at the end, or at once when the session ends (assay killed). This class is the
+engine's `Sidecars` for a cluster run: the rows of every host go into the host's own series
+(graded by `each_host.`) and, added up second by second, into the merged series
+(postgres/hostrows.py).
+
+A database that stops sending on a live host, or whose host is lost, is lost: a timeline
+event and a failed check of that host ("its database ran to the end"), never a pass.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import queue
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+
+from assay.cluster.group import RunnerGroup
+from assay.exitcodes import RunAborted, UserError
+from assay.metrics.sampler import ComponentSpec, Sample
+from assay.plan import Plan
+from assay.plan.placement import host_dir
+from assay.postgres.dataset import SCRIPTS, tpcc_file
+from assay.postgres.hostrows import Names, Row, Seconds, merge
+from assay.postgres.sidecar import IdleRun, caching, settings
+from assay.results.rundir import RunDir
+from assay.runners import agent
+from assay.thresholds.evaluate import Result
+from assay.thresholds.grammar import Threshold
+from assay.workloads.postgres import MIX, Params
+
+READY_TIMEOUT_S = 3600.0  # a large load takes its time
+END_GRACE_S = 30.0
+
+
+@dataclass
+class Remote:
+    """One workload's database on one host: its agent and what it said."""
+
+    host: str
+    name: str
+    proc: Any = None  # the agent (subprocess.Popen)
+    rows: queue.Queue[dict[str, Any]] = field(default_factory=queue.Queue)
+    info: dict[str, Any] = field(default_factory=dict)
+    ended: bool = False  # said "end" (pgbench done) or stopped sending
+    lost: str | None = None
+
+
+def pgbench_options(p: Params) -> list[str]:
+    """pgbench's options on the host (postgres/sidecar.py's, with the host's paths)."""
+    out = ["-n", "-c", str(p.clients), "-j", str(p.threads), "-l", "--log-prefix=tx"]
+    if p.rate:
+        out += ["-R", f"{p.rate:g}"]
+    if p.latency_limit:
+        out += [f"--latency-limit={p.latency_limit * 1000:g}"]
+    if p.tries > 1:
+        out += [f"--max-tries={p.tries}"]
+    if p.driver == "pgbench":
+        return [*out, "-b", p.script]
+    return [*out, "-D", f"warehouses={p.size}",
+            *[f"-f../tpcc-{s}.sql@{MIX[s]}" for s in SCRIPTS]]
+
+
+class HostDatabases:
+    """The run's postgres workloads on their hosts (the engine's Sidecars, for a cluster)."""
+
+    def __init__(self, plan: Plan, group: RunnerGroup, rd: RunDir):
+        assert plan.cluster is not None
+        self.plan, self.group, self.rd = plan, group, rd
+        self.params = {n: w for n, w in plan.resolved.workloads.items() if isinstance(w, Params)}
+        self.remotes = [Remote(h, n) for h, hp in plan.cluster.hosts.items()
+                        for n in self.params if n in hp.instances]
+        self.seconds = {n: Seconds(r.host for r in self.remotes if r.name == n)
+                        for n in self.params}
+        self.names = {n: Names(n, list(SCRIPTS) if p.driver == "tpcc" else [], bool(p.rate))
+                      for n, p in self.params.items()}
+        self.t0: float | None = None  # pgbench's start instant, on this machine's clock
+        self.origin: float | None = None
+        self._warnings: list[str] = []
+
+    @classmethod
+    def open(cls, plan: Plan, group: RunnerGroup, rd: RunDir) -> HostDatabases | None:
+        """None without postgres workloads; else every host that runs one checked for
+        PostgreSQL, before any IO (UserError naming each host that lacks it)."""
+        if plan.cluster is None or not any(isinstance(w, Params)
+                                           for w in plan.resolved.workloads.values()):
+            return None
+        self = cls(plan, group, rd)
+        hosts = sorted({r.host for r in self.remotes})
+        with ThreadPoolExecutor(max_workers=min(16, len(hosts) or 1)) as pool:
+            said = dict(zip(hosts, pool.map(self._check, hosts), strict=True))
+        bad = [f"{h}: {why}" for h, why in said.items() if why]
+        if bad:
+            raise UserError("; ".join(bad) if len(bad) == 1 else
+                            f"{len(bad)} hosts cannot run the postgres workload:\n  "
+                            + "\n  ".join(bad))
+        return self
+
+    def _check(self, host: str) -> str | None:
+        paths = sorted({p for r in self.remotes if r.host == host
+                        for p in (self._base(r), self.params[r.name].wal_path) if p})
+        proc = self.group.runners[host].agent("pgbench", ["check", json.dumps(
+            {"bindir": self._bindir(host), "paths": paths})])
+        # read to its end: closing its stdin would end the command (hosts/ssh.py)
+        said: list[bytes] = []
+        stream = proc.stdout
+        assert stream is not None
+        reader = threading.Thread(target=lambda: said.append(stream.read()), daemon=True)
+        reader.start()
+        reader.join(120)
+        if reader.is_alive():
+            proc.kill()
+        proc.wait()
+        out = said[0] if said else b""
+        err = proc.stderr.read() if proc.stderr else b""
+        for line in out.splitlines():
+            row = json.loads(line) if line.startswith(b"{") else {}
+            if row.get("ok"):
+                return None
+            if "problem" in row:
+                return f"the postgres workload needs PostgreSQL there: {row['problem']}"
+        return f"the agent could not check PostgreSQL there: " \
+               f"{err.decode(errors='replace').strip()[-300:] or 'no answer'}"
+
+    def _base(self, r: Remote) -> str:
+        """Where the database goes on its host: the instance's directory of the target."""
+        assert self.plan.cluster is not None
+        p = self.params[r.name]
+        return f"{self.plan.cluster.hosts[r.host].host.path}/{p.subdir or host_dir(r.host, 0)}"
+
+    def _bindir(self, host: str) -> str | None:
+        assert self.plan.cluster is not None
+        given = self.plan.cluster.hosts[host].host.vars.get("assay_pg_bindir")
+        return str(given) if given else None
+
+    def _put(self, host: str, name: str, data: bytes) -> None:
+        """A file into the host's run directory, where the agent runs (SshRunner.put)."""
+        self.group.runners[host].put(name, data)  # type: ignore[attr-defined]
+
+    def __bool__(self) -> bool:
+        return bool(self.remotes)
+
+    def check(self) -> None:
+        """Done per host by `open`."""
+
+    # -- before the load ------------------------------------------------------------------
+    def _spec(self, r: Remote, fresh: bool, direct: bool) -> dict[str, Any]:
+        assert self.plan.cluster is not None
+        p = self.params[r.name]
+        schema = tpcc_file("schema").read_bytes() if p.driver == "tpcc" else b"pgbench -i"
+        conf = settings(p, p.dataset_estimate, direct, False)
+        conf.pop("shared_buffers")  # the agent's, from the database it loaded
+        return {"name": r.name, "base": self._base(r),
+                "wal": p.wal_path, "bindir": self._bindir(r.host), "driver": p.driver,
+                "size": p.size, "schema": "tpcc-schema.sql", "fresh": fresh,
+                "key": hashlib.sha256(f"{p.driver} {p.size}".encode() + schema).hexdigest(),
+                "settings": conf, "shared_buffers": p.shared_buffers, "cache": p.cache,
+                "pgbench": pgbench_options(p), "rate": p.rate,
+                "streams": {str(i): s for i, s in enumerate(SCRIPTS)}
+                if p.driver == "tpcc" else {}}
+
+    def prepare(self, directory: object, fresh: bool, console: Console, direct: bool,
+                temporary: bool = False) -> dict[str, Any]:
+        """Every host's database loaded (or reused) and started, in parallel."""
+        t0 = time.monotonic()
+        console.print(f"postgres: preparing {len(self.remotes)} database(s) on "
+                      f"{', '.join(sorted({r.host for r in self.remotes}))}")
+        for r in self.remotes:
+            runner = self.group.runners[r.host]
+            if self.params[r.name].driver == "tpcc":
+                for s in ("schema", *SCRIPTS):
+                    self._put(r.host, f"tpcc-{s}.sql", tpcc_file(s).read_bytes())
+            r.proc = runner.agent("pgbench", ["run", json.dumps(self._spec(r, fresh, direct))])
+            threading.Thread(target=self._read, args=(r,), daemon=True).start()
+        problems = []
+        for r in self.remotes:
+            row = self._next(r, READY_TIMEOUT_S, "ready")
+            if "ready" not in row:
+                problems.append(f"{r.host}: workload {r.name}: {row.get('error') or 'no answer'}")
+                continue
+            r.info.update(row["ready"])
+            db = r.info["dataset"]["database_bytes"]
+            sb = int(r.info["settings"]["shared_buffers"].removesuffix("kB")) * 1024
+            self._warnings += [f"{r.host}: {w}" for w in caching(r.name, db, sb)]
+        if problems:
+            raise RunAborted("; ".join(problems))
+        self.rd.event("postgres", outcome="ready", seconds=round(time.monotonic() - t0, 2),
+                      hosts={f"{r.host}/{r.name}": r.info.get("prepare_s")
+                             for r in self.remotes})
+        return self.info()
+
+    def _read(self, r: Remote) -> None:
+        """The agent's rows into its queue; {"gone": ...} when it ends."""
+        assert r.proc is not None and r.proc.stdout is not None
+        for row in agent.rows(r.proc.stdout):
+            r.rows.put(row)
+        err = r.proc.stderr.read().decode(errors="replace").strip() if r.proc.stderr else ""
+        r.rows.put({"gone": err[-300:]})
+
+    def _next(self, r: Remote, timeout: float, want: str) -> dict[str, Any]:
+        """The agent's next row with `want`, "error" or "gone" (skipping others)."""
+        end = time.monotonic() + timeout
+        while True:
+            try:
+                row = r.rows.get(timeout=max(0.01, end - time.monotonic()))
+            except queue.Empty:
+                return {"error": f"no {want} within {timeout:g}s"}
+            if want in row or "error" in row:
+                return row
+            if "gone" in row:
+                return {"error": f"the agent ended: {row['gone'] or 'no message'}"}
+
+    def warnings(self) -> list[str]:
+        return list(self._warnings)
+
+    def info(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for r in self.remotes:
+            p = self.params[r.name]
+            w = out.setdefault(r.name, {"driver": p.driver, "size": p.size,
+                                        "clients": p.clients, "threads": p.threads,
+                                        "rate": p.rate, "hosts": {}})
+            w["hosts"][r.host] = {**r.info, **({"lost": r.lost} if r.lost else {})}
+        return out
+
+    # -- the load ---------------------------------------------------------------------------
+    def start(self, cgroup: object = None) -> None:
+        """pgbench on every host from one instant T0, at which the group then starts fio
+        (`RunnerGroup.instant`): T0 leaves each host's start file time to get there (3 times
+        what one remote command took when the hosts were checked, at least 1 s)."""
+        hosts = sorted({r.host for r in self.remotes})
+        spawn = max((self.group.spawn_s.get(h, 0.0) for h in hosts), default=0.0)
+        t0 = time.time() + max(1.0, 0.5 + 3 * spawn) + 0.05 * len(hosts)
+        began = time.monotonic()
+        with ThreadPoolExecutor(max_workers=min(16, len(hosts) or 1)) as pool:
+            list(pool.map(self._go, hosts, [t0] * len(hosts)))
+        self.t0 = self.group.instant = t0
+        self.rd.event("postgres", outcome="started", t0=round(t0, 3),
+                      start_files_s=round(time.monotonic() - began, 3),
+                      late=time.time() > t0)
+
+    def _go(self, host: str, t0: float) -> None:
+        offset = float(self.group.facts.get(host, {}).get("clock_offset_ms") or 0) / 1000
+        go = json.dumps({"at": t0 + offset, "seconds": self.plan.total_seconds}).encode()
+        for r in self.remotes:
+            if r.host == host:
+                try:
+                    self._put(host, f"pg-{r.name}.go", go)
+                except UserError as e:
+                    r.rows.put({"error": f"cannot start pgbench: {e}"})
+
+    def poll(self, now: float, origin: float, final: bool = False) -> list[Sample]:
+        """The merged seconds complete so far; each host's own go to its series."""
+        for r in self.remotes:
+            self._drain(r)
+        run = self.group.current
+        if run is not None and run.measured and run.last_doc is None and not final:
+            return []  # the axis starts with fio's jobs, known from their first dump
+        self.origin = origin
+        out: list[Sample] = []
+        for name, seconds in self.seconds.items():
+            for k, rows in seconds.ready(final):
+                out += self._second(name, k, rows)
+        return out
+
+    def _drain(self, r: Remote) -> None:
+        while True:
+            try:
+                row = r.rows.get_nowait()
+            except queue.Empty:
+                break
+            if "s" in row:
+                self.seconds[r.name].add(r.host, int(row["s"]), row.get("streams") or {})
+            elif "started" in row:
+                r.info.update({k: row[k] for k in ("late_ms", "pgbench")})
+            elif "end" in row:
+                r.info["transactions"] = row["end"]
+                r.ended = True
+                self.seconds[r.name].close(r.host)
+            elif "removed" in row:
+                r.info["removed"] = True
+            elif "error" in row or "gone" in row:
+                self._lose(r, row.get("error") or f"its agent ended: {row['gone'] or '?'}")
+        if not r.ended and self.t0 is not None and self.group.is_lost(r.host):
+            self._lose(r, f"its host was lost ({self.group.lost[r.host]['reason']})")
+
+    def _lose(self, r: Remote, why: str) -> None:
+        if r.ended or r.lost or self.t0 is None:  # before the load: prepare() says why
+            r.ended = True
+            return
+        r.lost, r.ended = why, True
+        self.seconds[r.name].close(r.host)
+        t = round(self.seconds[r.name].next + 1.0, 3)
+        r.info["lost_at_s"] = t
+        self.rd.event("database_lost", host=r.host, workload=r.name, t=t, reason=why)
+        self.group.series.failures.setdefault(r.host, []).append(lost(r.host, r.name, t, why))
+
+    def _second(self, name: str, k: int, rows: dict[str, Row]) -> list[Sample]:
+        assert self.plan.cluster is not None and self.t0 is not None and self.origin
+        t = round(self.t0 + k + 1 - self.origin, 3)
+        if t <= 0:  # a second before the run's axis starts (fio's jobs): not measured
+            return []
+        phase = "warmup" if t - 0.5 < self.plan.warmup else "run"
+        merged = {s.component: s for s in self.group.specs}
+        for host, row in rows.items():
+            own = {s.component: s for s in self.plan.cluster.hosts[host].specs}
+            self.group.series.add(host, self.names[name].samples(row, t, phase,
+                                                                 _rates(own, t)))
+        return self.names[name].samples(merge(rows.values()), t, phase, _rates(merged, t))
+
+    def finish(self, now: float, timeout: float = END_GRACE_S) -> list[Sample]:
+        """Wait for every pgbench to end (its -T ends with the run), then the last seconds."""
+        end = time.monotonic() + timeout
+        while any(not r.ended for r in self.remotes) and time.monotonic() < end:
+            for r in self.remotes:
+                self._drain(r)
+            time.sleep(0.1)
+        for r in self.remotes:
+            if not r.ended:
+                self._lose(r, f"pgbench did not end within {timeout:g}s of the run's end")
+        return self.poll(now, self.origin or now, final=True)
+
+    def stop(self) -> list[Sample]:
+        """End every pgbench now (the run stops early); the seconds it measured."""
+        self._signal("stop")
+        end = time.monotonic() + 10
+        while any(not r.ended for r in self.remotes) and time.monotonic() < end:
+            for r in self.remotes:
+                self._drain(r)
+            time.sleep(0.1)
+        return self.poll(time.time(), self.origin, final=True) if self.origin else []
+
+    def _signal(self, what: str) -> None:
+        def put(r: Remote) -> None:
+            if r.proc is not None and r.proc.poll() is None and not self.group.is_lost(r.host):
+                with contextlib.suppress(UserError):
+                    self._put(r.host, f"pg-{r.name}.{what}", b"")
+        if self.remotes:
+            with ThreadPoolExecutor(max_workers=min(16, len(self.remotes))) as pool:
+                list(pool.map(put, self.remotes))
+
+    def cleanup(self, keep: bool) -> dict[str, Any]:
+        """Every database stopped and its copy removed (the agents do it and end); an agent
+        that does not end in time has its session ended (it removes the copy on SIGTERM)."""
+        self._signal("stop")
+        end = time.monotonic() + 60
+        for r in self.remotes:
+            if r.proc is None:
+                continue
+            try:
+                r.proc.wait(timeout=max(0.1, end - time.monotonic()))
+            except Exception:  # noqa: BLE001 - ended below whatever it is doing
+                if r.proc.stdin:
+                    r.proc.stdin.close()
+                r.proc.wait()
+            self._drain(r)
+        return self.info()
+
+    def running(self) -> bool:
+        return any(not r.ended for r in self.remotes)
+
+    def idle_run(self) -> IdleRun:
+        return IdleRun(self)  # type: ignore[arg-type]
+
+
+def lost(host: str, name: str, t: float, why: str) -> Result:
+    """A failed check of `host`: its database of workload `name` was lost."""
+    th = Threshold(selector=(host, name), metric="database", op="==", value=1.0,
+                   text=f"{host}: {name}'s database ran to the end", source="cluster")
+    return Result(th, f"{host}/{name}", 0.0, 1.0, False,
+                  note=f"{host}: database {name} lost at {t}s: {why}")
+
+
+def _rates(specs: dict[str, ComponentSpec], t: float) -> Callable[[str], float | None]:
+    """Each component's fixed rate at `t` (None: closed loop, or not this host's)."""
+    return lambda c: specs[c].rate_at(t) if c in specs else None

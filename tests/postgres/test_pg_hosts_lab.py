@@ -1,0 +1,141 @@
+"""A postgres workload placed on 2 of the 3 hosts of a real lab cluster (sshd in network
+namespaces, Debian's PostgreSQL on each host, real fio beside it), through the command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from assay.platforms import labcluster
+from assay.platforms.labcluster import Cluster
+from assay.results.rundir import read_ndjson
+from tests.conftest import needs_fio
+from tests.postgres.conftest import needs_postgres
+from tests.sshlab import SKIP, needs_netns
+
+pytestmark = [needs_netns, needs_fio, needs_postgres]
+
+RATE = 40  # transactions/s on each host
+SCENARIO = f"""\
+name: pg-on-hosts
+workloads:
+  io: {{kind: oltp, data_iops: 100, read_pct: 70, data_files: 1, log_files: 1, log_iops: 20,
+       dataset: 8MiB}}
+  pg: {{kind: postgres, hosts: ":2", scale: 1, clients: 4, threads: 2, rate: {RATE}}}
+timeline: {{warmup: 3s, duration: 15s}}
+thresholds:
+  pg.tps: ">= 85% target"
+  pg.lat_p99: "< 5s"
+  pg.failed: "== 0"
+  each_host.pg.tps: ">= 85% target"
+  each_host.pg.lat_p99: "< 5s"
+"""
+
+
+def assay(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "assay", *args], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def postgres_under(paths: list[str]) -> list[int]:
+    """Server processes whose data directory is under one of `paths`."""
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            if Path(f"/proc/{pid}/comm").read_text().strip() in ("postgres", "pgbench") and \
+                    any(os.readlink(f"/proc/{pid}/cwd").startswith(p) for p in paths):
+                found.append(int(pid))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    """A 3-host lab whose targets the hosts' PostgreSQL user reaches, as on real hosts:
+    outside pytest's private (0700) temporary directory, which pytest keeps private."""
+    if SKIP:
+        pytest.skip(SKIP)
+    root = Path(tempfile.mkdtemp(prefix="assay-pglab-"))
+    root.chmod(0o711)
+    c = labcluster.create(f"p{uuid.uuid4().hex[:6]}", 3, root=root)
+    try:
+        yield c
+    finally:
+        labcluster.destroy(c)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_hosts_without_postgresql_or_out_of_its_reach_are_refused_before_any_io(
+        cluster: Cluster, tmp_path: Path) -> None:
+    scenario = tmp_path / "pg.yaml"
+    scenario.write_text(SCENARIO)
+    lines = Path(cluster.inventory).read_text().splitlines()
+    inv = tmp_path / "inventory.ini"
+    inv.write_text("\n".join(line + " assay_pg_bindir=/nonexistent/bin"
+                             if line.startswith("n2 ") else line for line in lines) + "\n")
+    r = assay("run", str(scenario), "--hosts", str(inv), "--results", str(tmp_path / "r"))
+    assert r.returncode == 2, r.stdout[-2000:] + r.stderr[-2000:]
+    said = " ".join((r.stdout + r.stderr).split())
+    assert "n2: the postgres workload needs PostgreSQL there: PostgreSQL is not installed " \
+           "(initdb, postgres, pgbench, psql not found under /nonexistent/bin)" in said, said
+    assert "n1: the postgres" not in said and "n3: the postgres" not in said
+    assert not list((tmp_path / "r").rglob("events.ndjson")) or not any(
+        '"prefill"' in p.read_text() for p in (tmp_path / "r").rglob("events.ndjson"))
+    assert not [p for h in cluster.hosts for p in Path(h.path).rglob("*.dat")]
+
+
+def test_a_database_on_two_of_three_hosts_is_graded_per_host_and_merged(
+        cluster: Cluster, tmp_path: Path) -> None:
+    scenario = tmp_path / "pg.yaml"
+    scenario.write_text(SCENARIO)
+    r = assay("run", str(scenario), "--hosts", cluster.inventory, "--results",
+              str(tmp_path / "results"), "--json")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    run_dir = Path(json.loads(r.stdout)["run_dir"])
+    rec = json.loads((run_dir / "run.json").read_text())
+    assert rec["status"] == "passed", rec["reason"]
+    # a database on n1 and n2 only, each loaded in its host's target and removed at the end
+    hosts = rec["postgres"]["pg"]["hosts"]
+    assert sorted(hosts) == ["n1", "n2"]
+    for h, info in hosts.items():
+        assert info["removed"] and info["transactions"]["commits"] > 0
+        assert info["data_directory"].startswith(cluster.hosts[int(h[1]) - 1].path)
+        assert not Path(info["data_directory"]).exists()
+    # TPS per host near its rate, over the measured seconds; the merged series adds them
+    per_host = [r for r in read_ndjson(run_dir / "host_series.ndjson") if r["c"] == "pg.tx.commit"]
+    measured = {h: [r for r in per_host if r["host"] == h and r["phase"] == "run"]
+                for h in ("n1", "n2", "n3")}
+    assert not measured["n3"]
+    for h in ("n1", "n2"):
+        tps = sum(r["ios"] for r in measured[h]) / sum(r["dt"] for r in measured[h])
+        assert 0.85 * RATE <= tps <= 1.15 * RATE, (h, tps)
+        assert all(r["target_iops"] == RATE for r in measured[h])
+        assert hosts[h]["late_ms"] < 500  # pgbench started at the run's instant
+    merged = [r for r in read_ndjson(run_dir / "series.ndjson") if r["c"] == "pg.tx.commit"]
+    assert sum(r["ios"] for r in merged) == sum(r["ios"] for r in per_host) > 0
+    assert [r["t"] for r in merged] == sorted({r["t"] for r in per_host})  # one axis
+    assert all(r["target_iops"] == 2 * RATE for r in merged if r["phase"] == "run")
+    # the thresholds graded merged and on each host with a database
+    merged_tps = [t for t in rec["thresholds"] if t["expr"].startswith("pg.tps")]
+    assert merged_tps and merged_tps[0]["passed"]
+    graded = rec["cluster"]["graded"]
+    for h in ("n1", "n2"):
+        own = [t for t in graded[h]["thresholds"] if t["component"].startswith("pg.")]
+        assert len(own) == 2 and all(t["passed"] for t in own), own
+    # nothing left running on the hosts, no working copy left in their targets
+    targets = [h.path for h in cluster.hosts]
+    assert postgres_under(targets) == []
+    assert not [p for t in targets for p in Path(t).rglob("pg-pg.run*")]
+    # the loaded database stays for the next run to reuse
+    assert all((Path(t) / f"n{i + 1}.0" / "pg-pg.loaded.json").is_file()
+               for i, t in enumerate(targets[:2]))
