@@ -208,6 +208,8 @@ class Engine:
         timeline = (self.opt.timeline or default_timeline)(plan, self.platform, rd, self.cgroup)
         if isinstance(runner, RunnerGroup) and hasattr(timeline, "watch"):
             timeline.watch = runner  # type: ignore[union-attr]  # host_fail confirms a loss
+        if hasattr(timeline, "databases"):  # pg_backup reaches them through its context
+            timeline.databases = side.databases  # type: ignore[union-attr]
         runner.confine(self.cgroup.path / "cgroup.procs" if self.cgroup else None)
         if self.opt.watcher:
             self.opt.watcher.opened(rd.path, live)

@@ -8,11 +8,14 @@ from pathlib import Path
 import click
 from rich.table import Table
 
+from assay.cli.common import scenario_error
 from assay.console import make_console
 from assay.exitcodes import ExitCode
 from assay.hosts import inventory
 from assay.hosts.check import check_all
+from assay.postgres.hostcheck import check as postgres_check
 from assay.scenario.units import format_size
+from assay.scenario.yamlsource import ScenarioInvalid
 
 
 @click.group("hosts")
@@ -38,17 +41,28 @@ def command() -> None:
                    "assay_known_hosts, else ssh's own).")
 @click.option("--timeout", default=5, show_default=True, type=click.IntRange(1, 120),
               help="SSH connect timeout per host, in seconds.")
+@click.option("--scenario", help="Also check what this scenario needs on the hosts it is "
+                                   "placed on: PostgreSQL where it places a postgres workload.")
 @click.option("--json", "json_mode", is_flag=True, help="Print one JSON document on stdout.")
 def check(hosts_file: Path, accept_new: bool, known_hosts: str | None, timeout: int,
-          json_mode: bool) -> None:
+          scenario: str | None, json_mode: bool) -> None:
     """Check every host of an inventory, in parallel: SSH (host key verified), fio and its
-    version, clock offset, free space and safety of the target.
+    version, clock offset, free space and safety of the target; with --scenario, PostgreSQL
+    on the hosts it places a postgres workload on.
 
     Exit status: 0 every host passed, 1 a host failed, 2 invalid input.
     """
     hosts = inventory.load(hosts_file)
     results, warnings = check_all(hosts, accept_new=accept_new, known_hosts=known_hosts,
                                   connect_timeout=timeout)
+    if scenario:
+        try:
+            said = postgres_check(scenario, hosts, accept_new)
+        except ScenarioInvalid as invalid:
+            raise scenario_error(invalid) from None
+        for r in results:
+            if said.get(r.host.name):
+                r.errors.append(str(said[r.host.name]))
     ok = all(r.ok for r in results)
     if json_mode:
         click.echo(json.dumps({"schema_version": 1, "inventory": str(hosts_file), "ok": ok,

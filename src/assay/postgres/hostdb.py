@@ -17,14 +17,12 @@ event and a failed check of that host ("its database ran to the end"), never a p
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import queue
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
@@ -36,43 +34,13 @@ from assay.plan import Plan
 from assay.plan.placement import host_dir
 from assay.postgres.dataset import SCRIPTS, tpcc_file
 from assay.postgres.hostrows import Names, Row, Seconds, merge
-from assay.postgres.sidecar import IdleRun, caching, settings
+from assay.postgres.hostspec import Remote, check_host, host_spec, lost
+from assay.postgres.sidecar import IdleRun, caching
 from assay.results.rundir import RunDir
-from assay.runners import agent
-from assay.thresholds.evaluate import Result
-from assay.thresholds.grammar import Threshold
-from assay.workloads.postgres import MIX, Params
+from assay.workloads.postgres import Params
 
 READY_TIMEOUT_S = 3600.0  # a large load takes its time
 END_GRACE_S = 30.0
-
-
-@dataclass
-class Remote:
-    """One workload's database on one host: its agent and what it said."""
-
-    host: str
-    name: str
-    proc: Any = None  # the agent (subprocess.Popen)
-    rows: queue.Queue[dict[str, Any]] = field(default_factory=queue.Queue)
-    info: dict[str, Any] = field(default_factory=dict)
-    ended: bool = False  # said "end" (pgbench done) or stopped sending
-    lost: str | None = None
-
-
-def pgbench_options(p: Params) -> list[str]:
-    """pgbench's options on the host (postgres/sidecar.py's, with the host's paths)."""
-    out = ["-n", "-c", str(p.clients), "-j", str(p.threads), "-l", "--log-prefix=tx"]
-    if p.rate:
-        out += ["-R", f"{p.rate:g}"]
-    if p.latency_limit:
-        out += [f"--latency-limit={p.latency_limit * 1000:g}"]
-    if p.tries > 1:
-        out += [f"--max-tries={p.tries}"]
-    if p.driver == "pgbench":
-        return [*out, "-b", p.script]
-    return [*out, "-D", f"warehouses={p.size}",
-            *[f"-f../tpcc-{s}.sql@{MIX[s]}" for s in SCRIPTS]]
 
 
 class HostDatabases:
@@ -91,6 +59,7 @@ class HostDatabases:
         self.t0: float | None = None  # pgbench's start instant, on this machine's clock
         self.origin: float | None = None
         self._warnings: list[str] = []
+        self.databases: dict[str, Any] = {}  # for actions: none reaches a host's yet
 
     @classmethod
     def open(cls, plan: Plan, group: RunnerGroup, rd: RunDir) -> HostDatabases | None:
@@ -113,28 +82,7 @@ class HostDatabases:
     def _check(self, host: str) -> str | None:
         paths = sorted({p for r in self.remotes if r.host == host
                         for p in (self._base(r), self.params[r.name].wal_path) if p})
-        proc = self.group.runners[host].agent("pgbench", ["check", json.dumps(
-            {"bindir": self._bindir(host), "paths": paths})])
-        # read to its end: closing its stdin would end the command (hosts/ssh.py)
-        said: list[bytes] = []
-        stream = proc.stdout
-        assert stream is not None
-        reader = threading.Thread(target=lambda: said.append(stream.read()), daemon=True)
-        reader.start()
-        reader.join(120)
-        if reader.is_alive():
-            proc.kill()
-        proc.wait()
-        out = said[0] if said else b""
-        err = proc.stderr.read() if proc.stderr else b""
-        for line in out.splitlines():
-            row = json.loads(line) if line.startswith(b"{") else {}
-            if row.get("ok"):
-                return None
-            if "problem" in row:
-                return f"the postgres workload needs PostgreSQL there: {row['problem']}"
-        return f"the agent could not check PostgreSQL there: " \
-               f"{err.decode(errors='replace').strip()[-300:] or 'no answer'}"
+        return check_host(self.group.runners[host], self._bindir(host), paths)
 
     def _base(self, r: Remote) -> str:
         """Where the database goes on its host: the instance's directory of the target."""
@@ -158,21 +106,6 @@ class HostDatabases:
         """Done per host by `open`."""
 
     # -- before the load ------------------------------------------------------------------
-    def _spec(self, r: Remote, fresh: bool, direct: bool) -> dict[str, Any]:
-        assert self.plan.cluster is not None
-        p = self.params[r.name]
-        schema = tpcc_file("schema").read_bytes() if p.driver == "tpcc" else b"pgbench -i"
-        conf = settings(p, p.dataset_estimate, direct, False)
-        conf.pop("shared_buffers")  # the agent's, from the database it loaded
-        return {"name": r.name, "base": self._base(r),
-                "wal": p.wal_path, "bindir": self._bindir(r.host), "driver": p.driver,
-                "size": p.size, "schema": "tpcc-schema.sql", "fresh": fresh,
-                "key": hashlib.sha256(f"{p.driver} {p.size}".encode() + schema).hexdigest(),
-                "settings": conf, "shared_buffers": p.shared_buffers, "cache": p.cache,
-                "pgbench": pgbench_options(p), "rate": p.rate,
-                "streams": {str(i): s for i, s in enumerate(SCRIPTS)}
-                if p.driver == "tpcc" else {}}
-
     def prepare(self, directory: object, fresh: bool, console: Console, direct: bool,
                 temporary: bool = False) -> dict[str, Any]:
         """Every host's database loaded (or reused) and started, in parallel."""
@@ -184,11 +117,13 @@ class HostDatabases:
             if self.params[r.name].driver == "tpcc":
                 for s in ("schema", *SCRIPTS):
                     self._put(r.host, f"tpcc-{s}.sql", tpcc_file(s).read_bytes())
-            r.proc = runner.agent("pgbench", ["run", json.dumps(self._spec(r, fresh, direct))])
-            threading.Thread(target=self._read, args=(r,), daemon=True).start()
+            spec = host_spec(r.name, self.params[r.name], self._base(r),
+                             self._bindir(r.host), fresh, direct)
+            r.proc = runner.agent("pgbench", ["run", json.dumps(spec)])
+            threading.Thread(target=r.read, daemon=True).start()
         problems = []
         for r in self.remotes:
-            row = self._next(r, READY_TIMEOUT_S, "ready")
+            row = r.next(READY_TIMEOUT_S, "ready")
             if "ready" not in row:
                 problems.append(f"{r.host}: workload {r.name}: {row.get('error') or 'no answer'}")
                 continue
@@ -202,27 +137,6 @@ class HostDatabases:
                       hosts={f"{r.host}/{r.name}": r.info.get("prepare_s")
                              for r in self.remotes})
         return self.info()
-
-    def _read(self, r: Remote) -> None:
-        """The agent's rows into its queue; {"gone": ...} when it ends."""
-        assert r.proc is not None and r.proc.stdout is not None
-        for row in agent.rows(r.proc.stdout):
-            r.rows.put(row)
-        err = r.proc.stderr.read().decode(errors="replace").strip() if r.proc.stderr else ""
-        r.rows.put({"gone": err[-300:]})
-
-    def _next(self, r: Remote, timeout: float, want: str) -> dict[str, Any]:
-        """The agent's next row with `want`, "error" or "gone" (skipping others)."""
-        end = time.monotonic() + timeout
-        while True:
-            try:
-                row = r.rows.get(timeout=max(0.01, end - time.monotonic()))
-            except queue.Empty:
-                return {"error": f"no {want} within {timeout:g}s"}
-            if want in row or "error" in row:
-                return row
-            if "gone" in row:
-                return {"error": f"the agent ended: {row['gone'] or 'no message'}"}
 
     def warnings(self) -> list[str]:
         return list(self._warnings)
@@ -375,14 +289,6 @@ class HostDatabases:
 
     def idle_run(self) -> IdleRun:
         return IdleRun(self)  # type: ignore[arg-type]
-
-
-def lost(host: str, name: str, t: float, why: str) -> Result:
-    """A failed check of `host`: its database of workload `name` was lost."""
-    th = Threshold(selector=(host, name), metric="database", op="==", value=1.0,
-                   text=f"{host}: {name}'s database ran to the end", source="cluster")
-    return Result(th, f"{host}/{name}", 0.0, 1.0, False,
-                  note=f"{host}: database {name} lost at {t}s: {why}")
 
 
 def _rates(specs: dict[str, ComponentSpec], t: float) -> Callable[[str], float | None]:
