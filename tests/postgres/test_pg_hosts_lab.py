@@ -79,23 +79,39 @@ def cluster() -> Iterator[Cluster]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def test_hosts_without_postgresql_or_out_of_its_reach_are_refused_before_any_io(
+def test_hosts_without_postgresql_or_with_a_database_not_assays_are_refused_before_any_io(
         cluster: Cluster, tmp_path: Path) -> None:
     scenario = tmp_path / "pg.yaml"
-    scenario.write_text(SCENARIO)
+    scenario.write_text(SCENARIO.replace(f"rate: {RATE}}}", f"rate: {RATE}, subdir: pgdata}}"))
     lines = Path(cluster.inventory).read_text().splitlines()
     inv = tmp_path / "inventory.ini"
     inv.write_text("\n".join(line + " assay_pg_bindir=/nonexistent/bin"
                              if line.startswith("n2 ") else line for line in lines) + "\n")
-    r = assay("run", str(scenario), "--hosts", str(inv), "--results", str(tmp_path / "r"))
+    foreign = Path(cluster.hosts[0].path) / "pgdata" / "pg-pg.run"  # someone else's, on n1
+    foreign.mkdir(parents=True)
+    (foreign / "precious").write_text("not assay's")
+    try:
+        r = assay("run", str(scenario), "--hosts", str(inv), "--results", str(tmp_path / "r"))
+        checked = assay("hosts", "check", "--hosts", str(inv), "--scenario", str(scenario),
+                        "--json")
+        assert (foreign / "precious").read_text() == "not assay's"
+    finally:
+        shutil.rmtree(foreign.parent)
     assert r.returncode == 2, r.stdout[-2000:] + r.stderr[-2000:]
     said = " ".join((r.stdout + r.stderr).split())
-    assert "n2: the postgres workload needs PostgreSQL there: PostgreSQL is not installed " \
+    assert "n2: the postgres workload cannot run there: PostgreSQL is not installed " \
            "(initdb, postgres, pgbench, psql not found under /nonexistent/bin)" in said, said
-    assert "n1: the postgres" not in said and "n3: the postgres" not in said
-    assert not list((tmp_path / "r").rglob("events.ndjson")) or not any(
-        '"prefill"' in p.read_text() for p in (tmp_path / "r").rglob("events.ndjson"))
+    assert f"n1: the postgres workload cannot run there: {foreign} exists and is not " \
+           "assay's" in said, said
+    assert "n3: the postgres" not in said
+    assert not [e for p in (tmp_path / "r").rglob("events.ndjson")
+                for e in read_ndjson(p) if e["kind"] == "prefill"]  # no IO
     assert not [p for h in cluster.hosts for p in Path(h.path).rglob("*.dat")]
+    # `hosts check --scenario` says the same, per host
+    assert checked.returncode == 1, checked.stdout[-2000:] + checked.stderr[-2000:]
+    doc = {h["host"]["name"]: h for h in json.loads(checked.stdout)["hosts"]}
+    assert doc["n3"]["ok"] and not doc["n1"]["ok"] and not doc["n2"]["ok"]
+    assert "PostgreSQL is not installed" in " ".join(doc["n2"]["errors"])
 
 
 def test_a_database_on_two_of_three_hosts_is_graded_per_host_and_merged(

@@ -2,7 +2,8 @@
 
     check SPEC   one row: {"ok": true, "bindir": ..., "version": ...} or {"ok": false,
                  "problem": ...}: PostgreSQL is installed, its user exists and reaches the
-                 directories the database goes in (no IO)
+                 directories the database goes in, where nothing of the database's names
+                 is someone else's (no IO)
     run SPEC     prepares (load once, reused while unchanged; the run's copy; the server),
                  says {"ready": {...}}, waits for the controller's start file `pg-NAME.go`
                  ({"at": epoch s on this host's clock, "seconds": N}), runs pgbench from that
@@ -39,6 +40,7 @@ from .pgserver import (
     discard,
     ensure_loaded,
     reachable,
+    theirs,
     version,
     working_copy,
 )
@@ -62,8 +64,12 @@ def main(argv: list[str]) -> int:
         try:
             bins = bindir(spec.get("bindir"))
             account()
-            for path in spec.get("paths", []):  # assay makes what is missing in them
-                reachable(nearest(Path(path)))
+            for db in spec.get("databases", []):
+                base = Path(db["base"])
+                wal = Path(db["wal"]) / f"pg-{db['name']}.wal" if db.get("wal") else None
+                for path in (base, *([wal.parent] if wal else [])):
+                    reachable(nearest(path))  # assay makes what is missing in them
+                theirs(base, db["name"], wal)
         except Refused as e:
             emit({"ok": False, "problem": str(e)})
             return 1
@@ -117,7 +123,7 @@ class Load:
         self.sockets = sockets
         port = free_port()
         dataset = ensure_loaded(self.spec, bins, self.base, self.state, port)
-        claim(self.work, self.wal)
+        claim(self.base, self.spec["name"], self.wal)
         self.copied = True  # from here on, the copy is ours to remove
         working_copy(self.base / f"pg-{self.spec['name']}.loaded", self.work, self.wal)
         conf = dict(self.spec["settings"])

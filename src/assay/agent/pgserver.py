@@ -242,18 +242,28 @@ def ensure_loaded(spec: dict, bins: Path, base: Path, state: Path, port: int) ->
     return {**info, "reused": False}
 
 
-def claim(work: Path, wal: Path | None) -> None:
-    """The run's copy and WAL directory are ours from here on: a crashed run's (its marker
-    says so) is removed, anything else refused."""
+def theirs(base: Path, name: str, wal: Path | None) -> None:
+    """Refused: a directory of the database's names that assay did not make."""
+    golden, work = base / f"pg-{name}.loaded", base / f"pg-{name}.run"
+    if golden.exists() and not (base / f"pg-{name}.loaded.json").is_file():
+        raise Refused(f"{golden} exists and is not assay's (no pg-{name}.loaded.json beside "
+                      f"it): move it away, or give the workload another `subdir`")
     marker = work.with_name(work.name + ".json")
     for d in (work, wal):
         if d is not None and d.exists() and not marker.exists():
             raise Refused(f"{d} exists and is not assay's: move it away")
+
+
+def claim(base: Path, name: str, wal: Path | None) -> None:
+    """The run's copy and WAL directory are ours from here on: a crashed run's (its marker
+    says so) is removed, anything else refused."""
+    theirs(base, name, wal)
+    work = base / f"pg-{name}.run"
     for d in (work, wal):
         if d is not None and d.exists():
             remove(d)
-    marker.write_text(json.dumps({"data": str(work), "wal": str(wal) if wal else None,
-                                  "pid": os.getpid()}) + "\n")
+    work.with_name(work.name + ".json").write_text(json.dumps(
+        {"data": str(work), "wal": str(wal) if wal else None, "pid": os.getpid()}) + "\n")
 
 
 def working_copy(golden: Path, work: Path, wal: Path | None) -> None:

@@ -8,6 +8,7 @@ import tempfile
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from assay.hosts.inventory import Host
 from assay.plan import load
@@ -17,16 +18,16 @@ from assay.runners.ssh import SshRunner
 from assay.workloads.postgres import Params
 
 
-def needs(scenario: str, hosts: Sequence[Host]) -> dict[str, list[str]]:
-    """Host -> the directories its databases go in, for the hosts that run one."""
+def needs(scenario: str, hosts: Sequence[Host]) -> dict[str, list[dict[str, Any]]]:
+    """Host -> its databases (where they go), for the hosts that run one."""
     plan = load(scenario, hosts=list(hosts))
     assert plan.cluster is not None
-    out: dict[str, list[str]] = {}
+    out: dict[str, list[dict[str, Any]]] = {}
     for h, hp in plan.cluster.hosts.items():
         for name, w in plan.resolved.workloads.items():
             if isinstance(w, Params) and name in hp.instances:
-                out.setdefault(h, []).extend(
-                    p for p in (f"{hp.host.path}/{w.subdir or host_dir(h, 0)}", w.wal_path) if p)
+                base = f"{hp.host.path}/{w.subdir or host_dir(h, 0)}"
+                out.setdefault(h, []).append({"base": base, "name": name, "wal": w.wal_path})
     return out
 
 
@@ -40,7 +41,7 @@ def check(scenario: str, hosts: Sequence[Host], accept_new: bool = False) \
         with tempfile.TemporaryDirectory(prefix="assay-hostcheck-") as d:
             runner = SshRunner(by_name[name], Path(d), run_id="hostcheck", accept_new=accept_new)
             try:
-                return check_host(runner, _bindir(by_name[name]), sorted(set(wanted[name])))
+                return check_host(runner, _bindir(by_name[name]), wanted[name])
             except Exception as e:  # noqa: BLE001 - said per host, as the other checks are
                 return f"the postgres workload cannot be checked there: {e}"
             finally:

@@ -60,6 +60,7 @@ class HostDatabases:
         self.origin: float | None = None
         self._warnings: list[str] = []
         self.databases: dict[str, Any] = {}  # for actions: none reaches a host's yet
+        self._axis = False  # the run's time axis is known (poll)
 
     @classmethod
     def open(cls, plan: Plan, group: RunnerGroup, rd: RunDir) -> HostDatabases | None:
@@ -80,9 +81,9 @@ class HostDatabases:
         return self
 
     def _check(self, host: str) -> str | None:
-        paths = sorted({p for r in self.remotes if r.host == host
-                        for p in (self._base(r), self.params[r.name].wal_path) if p})
-        return check_host(self.group.runners[host], self._bindir(host), paths)
+        dbs = [{"base": self._base(r), "name": r.name, "wal": self.params[r.name].wal_path}
+               for r in self.remotes if r.host == host]
+        return check_host(self.group.runners[host], self._bindir(host), dbs)
 
     def _base(self, r: Remote) -> str:
         """Where the database goes on its host: the instance's directory of the target."""
@@ -181,9 +182,13 @@ class HostDatabases:
         """The merged seconds complete so far; each host's own go to its series."""
         for r in self.remotes:
             self._drain(r)
+        # the axis starts with fio's jobs, known once the engine has read their first dump:
+        # the call after the one that first saw a merged dump
         run = self.group.current
-        if run is not None and run.measured and run.last_doc is None and not final:
-            return []  # the axis starts with fio's jobs, known from their first dump
+        ready, self._axis = self._axis, run is None or not run.measured or \
+            run.last_doc is not None
+        if not ready and not final:
+            return []
         self.origin = origin
         out: list[Sample] = []
         for name, seconds in self.seconds.items():

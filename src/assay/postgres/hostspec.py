@@ -55,11 +55,12 @@ class Remote:
                 return {"error": f"the agent ended: {row['gone'] or 'no message'}"}
 
 
-def check_host(runner: Runner, bindir: str | None, paths: list[str]) -> str | None:
-    """Why the host cannot run a database (PostgreSQL missing, its user cannot reach
-    `paths`), or None."""
+def check_host(runner: Runner, bindir: str | None, databases: list[dict[str, Any]]) \
+        -> str | None:
+    """Why the host cannot run its `databases` ({base, name, wal}: PostgreSQL missing, its
+    user cannot reach them, a directory of theirs that assay did not make), or None."""
     proc = runner.agent("pgbench", ["check", json.dumps(
-        {"bindir": bindir, "paths": paths})])
+        {"bindir": bindir, "databases": databases})])
     # read to its end: closing its stdin would end the command (hosts/ssh.py)
     said: list[bytes] = []
     stream = proc.stdout
@@ -77,7 +78,7 @@ def check_host(runner: Runner, bindir: str | None, paths: list[str]) -> str | No
         if row.get("ok"):
             return None
         if "problem" in row:
-            return f"the postgres workload needs PostgreSQL there: {row['problem']}"
+            return f"the postgres workload cannot run there: {row['problem']}"
     return f"the agent could not check PostgreSQL there: " \
            f"{err.decode(errors='replace').strip()[-300:] or 'no answer'}"
 
