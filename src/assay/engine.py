@@ -179,8 +179,9 @@ class Engine:
     def _prefill(self, directory: Path) -> None:
         assert self.run_dir and self.runner
         if isinstance(self.runner, RunnerGroup):
-            self.info["prefill"] = cluster.prefill(self.plan, self.runner, self.run_dir,
-                                                   self.console)
+            if self.plan.files:  # a database-only run has no fio files
+                self.info["prefill"] = cluster.prefill(self.plan, self.runner, self.run_dir,
+                                                       self.console)
             return self._databases(directory, self.plan.scenario.target.direct is not False)
         if self.integrity:
             self.integrity.prefill()

@@ -227,3 +227,30 @@ def test_kill_9_of_assay_leaves_no_database_on_the_hosts(
         proc.kill()
         proc.wait()
     assert gone(targets, timeout=30)
+
+
+@pytest.mark.parametrize("fio", [True, False], ids=["beside-fio-elsewhere", "no-fio"])
+def test_hosts_with_a_database_alone_run_no_fio(cluster: Cluster, tmp_path: Path,
+                                                fio: bool) -> None:
+    scenario = tmp_path / "pg.yaml"
+    io = "  io: {kind: oltp, data_iops: 50, data_files: 1, log_files: 1, log_iops: 10, " \
+         "dataset: 4MiB, hosts: [n2]}\n" if fio else ""
+    scenario.write_text(f"""\
+name: pg-alone-on-hosts
+workloads:
+{io}  pg: {{kind: postgres, hosts: [n1, n3], scale: 1, clients: 2, threads: 1, rate: {RATE}}}
+timeline: {{warmup: 2s, duration: 8s}}
+thresholds:
+  pg.tps: ">= 85% target"
+  each_host.pg.tps: ">= 85% target"
+""")
+    r = assay("run", str(scenario), "--hosts", cluster.inventory, "--results",
+              str(tmp_path / "results"), "--json")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    rec = json.loads((Path(json.loads(r.stdout)["run_dir"]) / "run.json").read_text())
+    assert rec["status"] == "passed"
+    assert sorted(rec["postgres"]["pg"]["hosts"]) == ["n1", "n3"]
+    graded = rec["cluster"]["graded"]
+    assert [t["passed"] for h in ("n1", "n3") for t in graded[h]["thresholds"]] == [True] * 2
+    assert sorted(rec["cluster"]["skew_ms"].get("run") or {}) == (["n2"] if fio else [])
+    assert gone([h.path for h in cluster.hosts])

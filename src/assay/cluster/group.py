@@ -206,7 +206,9 @@ class RunnerGroup:
 
     def start(self, name: str, env: Mapping[str, str], *, at: float | None = None,
               sections: Sequence[str] = ()) -> ClusterRun:
-        active = [h for h in self.runners if h not in self.lost]
+        hosts = self.plan.cluster.hosts if self.plan.cluster else {}  # fio where it has jobs
+        active = [h for h in self.runners if h not in self.lost
+                  and any(c.jobs for c in hosts[h].specs)]  # (not a database alone)
         if not active:
             raise UserError("every host of the cluster is lost")
         # time for every host's start command to get there, started one after the other:

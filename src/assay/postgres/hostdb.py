@@ -19,9 +19,9 @@ from __future__ import annotations
 import contextlib
 import json
 import queue
+import subprocess
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -29,11 +29,11 @@ from rich.console import Console
 
 from assay.cluster.group import RunnerGroup
 from assay.exitcodes import RunAborted, UserError
-from assay.metrics.sampler import ComponentSpec, Sample
+from assay.metrics.sampler import Sample
 from assay.plan import Plan
 from assay.plan.placement import host_dir
 from assay.postgres.dataset import SCRIPTS, tpcc_file
-from assay.postgres.hostrows import Names, Row, Seconds, merge
+from assay.postgres.hostrows import Names, Row, Seconds, merge, rates
 from assay.postgres.hostspec import Remote, check_host, host_spec, lost
 from assay.postgres.sidecar import IdleRun, caching
 from assay.results.rundir import RunDir
@@ -238,8 +238,8 @@ class HostDatabases:
         for host, row in rows.items():
             own = {s.component: s for s in self.plan.cluster.hosts[host].specs}
             self.group.series.add(host, self.names[name].samples(row, t, phase,
-                                                                 _rates(own, t)))
-        return self.names[name].samples(merge(rows.values()), t, phase, _rates(merged, t))
+                                                                 rates(own, t)))
+        return self.names[name].samples(merge(rows.values()), t, phase, rates(merged, t))
 
     def finish(self, now: float, timeout: float = END_GRACE_S) -> list[Sample]:
         """Wait for every pgbench to end (its -T ends with the run), then the last seconds."""
@@ -273,19 +273,27 @@ class HostDatabases:
                 list(pool.map(put, self.remotes))
 
     def cleanup(self, keep: bool) -> dict[str, Any]:
-        """Every database stopped and its copy removed (the agents do it and end); an agent
-        that does not end in time has its session ended (it removes the copy on SIGTERM)."""
+        """Every database stopped and its copy removed (the agents do it and end; `keep`
+        applies to this machine only). An agent that does not end in time has its session
+        ended (it removes the copy on SIGTERM); a lost host's is not waited for (cut off,
+        its agent ends the load and removes the copy by itself when pgbench's time is up)."""
         self._signal("stop")
         end = time.monotonic() + 60
         for r in self.remotes:
             if r.proc is None:
                 continue
             try:
+                if self.group.is_lost(r.host):
+                    raise subprocess.TimeoutExpired("agent", 0)
                 r.proc.wait(timeout=max(0.1, end - time.monotonic()))
-            except Exception:  # noqa: BLE001 - ended below whatever it is doing
-                if r.proc.stdin:
-                    r.proc.stdin.close()
-                r.proc.wait()
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(OSError):
+                    r.proc.stdin.close()  # the host TERMs the agent (hosts/ssh.py)
+                try:
+                    r.proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    r.proc.kill()
+                    r.proc.wait()
             self._drain(r)
         return self.info()
 
@@ -294,8 +302,3 @@ class HostDatabases:
 
     def idle_run(self) -> IdleRun:
         return IdleRun(self)  # type: ignore[arg-type]
-
-
-def _rates(specs: dict[str, ComponentSpec], t: float) -> Callable[[str], float | None]:
-    """Each component's fixed rate at `t` (None: closed loop, or not this host's)."""
-    return lambda c: specs[c].rate_at(t) if c in specs else None

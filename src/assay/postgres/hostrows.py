@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.metrics.histogram import Histogram
-from assay.metrics.sampler import Sample
+from assay.metrics.sampler import ComponentSpec, Sample
 
 Row = dict[str, dict[str, Any]]  # transaction stream ("tx", "new_order", ...) -> its counts
 ADDED = ("n", "f", "ls", "gs")
@@ -99,3 +99,8 @@ class Seconds:
             out.append((self.next, {h: self.rows[h].pop(self.next, {}) for h in self.rows}))
             self.next += 1
         return out
+
+
+def rates(specs: dict[str, ComponentSpec], t: float) -> Callable[[str], float | None]:
+    """Each component's fixed rate at `t` (None: closed loop, or not this host's)."""
+    return lambda c: specs[c].rate_at(t) if c in specs else None
