@@ -13,7 +13,8 @@
 SPEC is one JSON argument (postgres/hostdb.py writes it). The run's state (logs, socket)
 is `pg-NAME/` in the current directory, the run's remote directory. A file `pg-NAME.stop`
 ends the load early; SIGTERM (the session ended: the controller is gone) ends it at once,
-removing the copy first. On a failure the row is {"error": why}, and the exit status 1.
+removing the copy first; so does a start that does not come within SPEC's `wait_s`. On a
+failure the row is {"error": why}, and the exit status 1.
 """
 
 from __future__ import annotations
@@ -139,7 +140,13 @@ class Load:
                         "prepare_s": round(time.monotonic() - t0, 3)}})
 
     def wait_go(self) -> dict | None:
+        """The start file; None when told to stop, or when no start came in `wait_s` (the
+        controller is gone without the session ending: a half-open connection)."""
+        end = time.monotonic() + float(self.spec.get("wait_s", 3600))
         while not _term and not self.stop.exists():
+            if time.monotonic() > end:
+                emit({"error": "no start came from assay: the database is removed"})
+                return None
             with contextlib.suppress(OSError, ValueError):
                 go = json.loads(self.go.read_text())
                 if isinstance(go, dict) and "at" in go:

@@ -55,6 +55,9 @@ class Remote:
                 return {"error": f"the agent ended: {row['gone'] or 'no message'}"}
 
 
+WAIT_S = 3600  # a host gives up waiting for its start (and removes the database) after this
+
+
 def check_host(runner: Runner, bindir: str | None, databases: list[dict[str, Any]]) \
         -> str | None:
     """Why the host cannot run its `databases` ({base, name, wal}: PostgreSQL missing, its
@@ -94,7 +97,7 @@ def host_spec(name: str, p: Params, base: str, bindir: str | None, fresh: bool,
             "driver": p.driver, "size": p.size, "schema": "tpcc-schema.sql", "fresh": fresh,
             "key": hashlib.sha256(f"{p.driver} {p.size}".encode() + schema).hexdigest(),
             "settings": conf, "shared_buffers": p.shared_buffers, "cache": p.cache,
-            "pgbench": pgbench_options(p), "rate": p.rate,
+            "pgbench": pgbench_options(p), "rate": p.rate, "wait_s": WAIT_S,
             "streams": {str(i): s for i, s in enumerate(SCRIPTS)} if p.driver == "tpcc" else {}}
 
 
