@@ -27,14 +27,13 @@ from typing import Any
 
 from rich.console import Console
 
-from assay.cluster.group import RunnerGroup
 from assay.exitcodes import RunAborted, UserError
 from assay.metrics.sampler import Sample
 from assay.plan import Plan
 from assay.plan.placement import host_dir
 from assay.postgres.dataset import SCRIPTS, tpcc_file
 from assay.postgres.hostrows import Names, Row, Seconds, merge, rates
-from assay.postgres.hostspec import Remote, check_host, host_spec, lost
+from assay.postgres.hostspec import Hosts, Remote, check_host, host_spec, lost
 from assay.postgres.sidecar import IdleRun, caching
 from assay.results.rundir import RunDir
 from assay.workloads.postgres import Params
@@ -46,7 +45,7 @@ END_GRACE_S = 30.0
 class HostDatabases:
     """The run's postgres workloads on their hosts (the engine's Sidecars, for a cluster)."""
 
-    def __init__(self, plan: Plan, group: RunnerGroup, rd: RunDir):
+    def __init__(self, plan: Plan, group: Hosts, rd: RunDir):
         assert plan.cluster is not None
         self.plan, self.group, self.rd = plan, group, rd
         self.params = {n: w for n, w in plan.resolved.workloads.items() if isinstance(w, Params)}
@@ -63,7 +62,7 @@ class HostDatabases:
         self._axis = False  # the run's time axis is known (poll)
 
     @classmethod
-    def open(cls, plan: Plan, group: RunnerGroup, rd: RunDir) -> HostDatabases | None:
+    def open(cls, plan: Plan, group: Hosts, rd: RunDir) -> HostDatabases | None:
         """None without postgres workloads; else every host that runs one checked for
         PostgreSQL, before any IO (UserError naming each host that lacks it)."""
         if plan.cluster is None or not any(isinstance(w, Params)

@@ -1,6 +1,8 @@
 """What the controller tells the agent's `pgbench` command on a host (agent/pgbench.py): the
 check before any IO, the run's spec (where the database goes, its settings, pgbench's
-options with the host's paths), and the failed check of a host whose database was lost."""
+options with the host's paths), and the failed check of a host whose database was lost;
+and what the databases need of the cluster's hosts (`Hosts`, a protocol: postgres/ does
+not import cluster/)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,9 @@ import queue
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+from assay.metrics.sampler import ComponentSpec, Sample
 from assay.postgres.dataset import SCRIPTS, tpcc_file
 from assay.postgres.sidecar import settings
 from assay.runners import agent
@@ -19,6 +22,33 @@ from assay.runners.base import Runner
 from assay.thresholds.evaluate import Result
 from assay.thresholds.grammar import Threshold
 from assay.workloads.postgres import MIX, Params
+
+
+class HostRows(Protocol):
+    """A host's own series (cluster/hostseries.py), which the databases' rows join."""
+
+    failures: dict[str, list[Result]]
+
+    def add(self, host: str, samples: list[Sample]) -> None: ...
+
+
+class Hosts(Protocol):
+    """What the databases need of the cluster's hosts (cluster/group.py's RunnerGroup)."""
+
+    runners: dict[str, Runner]
+    facts: dict[str, dict[str, Any]]
+    lost: dict[str, dict[str, Any]]
+    specs: list[ComponentSpec]
+    spawn_s: dict[str, float]
+    instant: float | None
+
+    @property
+    def series(self) -> HostRows: ...
+
+    @property
+    def current(self) -> Any: ...  # the phase running (ClusterRun): t0, measured, last_doc
+
+    def is_lost(self, host: str) -> bool: ...
 
 
 @dataclass
