@@ -254,3 +254,24 @@ thresholds:
     assert [t["passed"] for h in ("n1", "n3") for t in graded[h]["thresholds"]] == [True] * 2
     assert sorted(rec["cluster"]["skew_ms"].get("run") or {}) == (["n2"] if fio else [])
     assert gone([h.path for h in cluster.hosts])
+
+
+def test_assay_clean_hosts_removes_a_crashed_runs_copy_and_nothing_else(
+        cluster: Cluster, tmp_path: Path) -> None:
+    base = Path(cluster.hosts[1].path) / "n2.0"
+    copy, foreign = base / "pg-pg.run", base / "pg-other.run"
+    for d in (copy, foreign):
+        d.mkdir(parents=True)
+        (d / "PG_VERSION").write_text("15\n")
+    (base / "pg-pg.run.json").write_text(json.dumps(  # its agent (pid) is long gone
+        {"data": str(copy), "wal": None, "pid": 2 ** 22 + 7}))
+    try:
+        r = assay("clean", "--results", str(tmp_path / "results"), "--hosts",
+                  cluster.inventory)
+        assert r.returncode == 0, r.stdout + r.stderr
+        said = " ".join(r.stdout.split())
+        assert f"n2: removed the PostgreSQL copy {copy} of a crashed run" in said, said
+        assert not copy.exists() and not (base / "pg-pg.run.json").exists()
+        assert (foreign / "PG_VERSION").is_file()  # no marker: not assay's, untouched
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-COMMANDS = ("version", "pgbench")  # each a module of this package with main(argv) -> int
+COMMANDS = ("version", "pgbench", "pgclean")  # each a module of this package with main(argv) -> int
 
 
 def main(argv: list[str]) -> int:

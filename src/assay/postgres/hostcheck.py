@@ -4,6 +4,7 @@ does before any IO). Other hosts are not asked."""
 
 from __future__ import annotations
 
+import io
 import tempfile
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -14,6 +15,7 @@ from assay.hosts.inventory import Host
 from assay.plan import load
 from assay.plan.placement import host_dir
 from assay.postgres.hostspec import check_host
+from assay.runners import agent
 from assay.runners.ssh import SshRunner
 from assay.workloads.postgres import Params
 
@@ -54,3 +56,28 @@ def check(scenario: str, hosts: Sequence[Host], accept_new: bool = False) \
 def _bindir(host: Host) -> str | None:
     given = host.vars.get("assay_pg_bindir")
     return str(given) if given else None
+
+
+def clean_hosts(hosts: Sequence[Host], accept_new: bool = False) -> list[str]:
+    """`assay clean --hosts`: each host's databases left by a crashed run (agent/pgclean.py);
+    what was done, one line each."""
+    def one(host: Host) -> list[str]:
+        if not host.path:
+            return []
+        with tempfile.TemporaryDirectory(prefix="assay-clean-") as d:
+            runner = SshRunner(host, Path(d), run_id="clean", accept_new=accept_new)
+            try:
+                proc = runner.agent("pgclean", [host.path])
+                out = proc.stdout.read() if proc.stdout else b""
+                proc.wait()
+                return [f"{host.name}: removed the PostgreSQL copy {row['removed']} of a "
+                        f"crashed run" + (f" ({row['processes']} processes ended)"
+                                          if row.get("processes") else "")
+                        for row in agent.rows(io.BytesIO(out)) if "removed" in row]
+            except Exception as e:  # noqa: BLE001 - said per host; the others are cleaned
+                return [f"{host.name}: could not be cleaned: {e}"]
+            finally:
+                runner.close()
+
+    with ThreadPoolExecutor(max_workers=max(1, min(16, len(hosts)))) as pool:
+        return [line for lines in pool.map(one, hosts) for line in lines]
