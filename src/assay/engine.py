@@ -22,6 +22,7 @@ from rich.console import Console
 
 from assay.cluster import run as cluster
 from assay.cluster.group import RunnerGroup
+from assay.cluster.postgres import HostDatabases
 from assay.console import LiveProgress
 from assay.exitcodes import AssayError, RunAborted, UserError
 from assay.hosts import cgroup
@@ -81,7 +82,7 @@ class Engine:
         self.env: dict[str, str] = {}  # the job files' variables
         self.cgroup: BlkioGroup | None = None  # fio runs in it, so actions can throttle it
         self.lock: TargetLock | None = None  # one run per target
-        self.sidecars: Sidecars | None = None  # databases beside fio (postgres/sidecar.py)
+        self.sidecars: Sidecars | HostDatabases | None = None  # databases beside fio
         self.integrity: integrity.AnySession | None = None  # integrity mode's writers, passes
 
     # -- the run -------------------------------------------------------------------------
@@ -135,6 +136,7 @@ class Engine:
                                                   self.runner,
                                                   plan.scenario.target.direct is not False,
                                                   self.platform)
+            self.sidecars = HostDatabases.open(plan, self.runner, self.run_dir)  # on the hosts
             return self.run_dir.path
         if plan.hosts != [LOCAL]:
             raise UserError(f"this version runs on the local host only (plan: {plan.hosts})")
@@ -190,17 +192,20 @@ class Engine:
         if self.integrity:
             self.integrity.prefill()
         if isinstance(self.runner, RunnerGroup):
-            self.info["prefill"] = cluster.prefill(self.plan, self.runner, self.run_dir,
-                                                   self.console, self.opt.fresh)
-            return
+            if self.plan.files:  # a database-only run has no fio files
+                self.info["prefill"] = cluster.prefill(self.plan, self.runner, self.run_dir,
+                                                       self.console, self.opt.fresh)
+            return self._databases(directory, self.plan.scenario.target.direct is not False)
         if self.plan.files:  # a database-only run has no fio files
             self.info["prefill"] = prefill(self.plan, directory, self.runner, self.run_dir,
                                            self.console, fresh=self.opt.fresh, env=self.env,
                                            device=self.plan.scenario.target.device)
+        self._databases(directory, self.env.get("ASSAY_DIRECT") == "1")
+
+    def _databases(self, directory: Path, direct: bool) -> None:
         if self.sidecars:
             self.info["postgres"] = self.sidecars.prepare(
-                directory, self.opt.fresh, self.console, self.env.get("ASSAY_DIRECT") == "1",
-                self.platform.temporary)
+                directory, self.opt.fresh, self.console, direct, self.platform.temporary)
             for text in self.sidecars.warnings():
                 self._warn(text)
 
@@ -208,13 +213,15 @@ class Engine:
         assert self.run_dir and self.runner
         rd, runner, plan = self.run_dir, self.runner, self.plan
         # a cluster's schedule follows its active hosts (RunnerGroup.specs)
-        sampler = Sampler(getattr(runner, "specs", None) or fio_specs(plan),
-                          warmup_s=plan.warmup)
+        sampler = Sampler([c for c in getattr(runner, "specs", None) or [] if c.jobs]
+                          or fio_specs(plan), warmup_s=plan.warmup)
         side = self.sidecars or Sidecars(plan, rd.path, rd.id)
         live = LiveVerdict(plan.thresholds, plan.components, plan.warmup, plan.total_seconds)
         timeline = (self.opt.timeline or default_timeline)(plan, self.platform, rd, self.cgroup)
         if isinstance(runner, RunnerGroup) and hasattr(timeline, "watch"):
             timeline.watch = runner  # type: ignore[union-attr]  # host_fail confirms a loss
+        if hasattr(timeline, "databases"):  # pg_backup reaches them through its context
+            timeline.databases = side.databases  # type: ignore[union-attr]
         runner.confine(self.cgroup.path / "cgroup.procs" if self.cgroup else None)
         if self.opt.watcher:
             self.opt.watcher.opened(rd.path, live)
@@ -230,8 +237,8 @@ class Engine:
             if issue_logs:
                 issue_logs.finish()
 
-    def _drive(self, fio: FioRun, side: Sidecars, sampler: Sampler, live: LiveVerdict,
-               timeline: Timeline | None) -> tuple[str, str]:
+    def _drive(self, fio: FioRun, side: Sidecars | HostDatabases, sampler: Sampler,
+               live: LiveVerdict, timeline: Timeline | None) -> tuple[str, str]:
         assert self.run_dir and self.runner
         rd, runner, plan, probe = self.run_dir, self.runner, self.plan, HostProbe()
         sampler.start(fio.started * 1000)

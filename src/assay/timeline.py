@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,6 +82,7 @@ class TimelineRunner:
         self.records: list[dict[str, Any]] = []
         self.failure: str | None = None
         self.watch: HostWatch | None = None  # a cluster run's hosts (host_fail checks it)
+        self.databases: Mapping[str, Any] = {}  # the running databases (pg_backup)
 
     # -- the Timeline protocol ------------------------------------------------------------
     def start(self, t0: float) -> None:
@@ -129,7 +131,7 @@ class TimelineRunner:
             run_id=self.run_dir.id, stop=self.stop,
             deadline=time.monotonic() + s.step.timeout if s.step.timeout else None,
             hosts={h: hp.host for h, hp in self.plan.cluster.hosts.items()}
-            if self.plan.cluster else {}, watch=self.watch)
+            if self.plan.cluster else {}, watch=self.watch, databases=self.databases)
         self.run_dir.event("step.start", name=s.name, action=s.step.action, n=n,
                            t_start=round(t, 3), t_due=round(due, 3))
         occ.thread = threading.Thread(target=self._perform, args=(occ,), daemon=True,

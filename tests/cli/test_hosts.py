@@ -77,8 +77,8 @@ def test_a_host_without_a_python_for_the_agent_is_named(cluster: Cluster,  # noq
     hosts = {h["host"]["name"]: h for h in json.loads(r.stdout)["hosts"]}
     assert hosts["n1"]["ok"] and hosts["n3"]["ok"] and hosts["n2"]["python"] is None
     [error] = hosts["n2"]["errors"]
-    assert error.startswith("n2: python3 does not run assay's agent there (latency from the "
-                            "due time needs python3 3.9 or newer")
+    assert error.startswith("n2: /nonexistent/python3 does not run there; assay's agent "
+                            "(latency from the due time, integrity mode) needs Python 3.9")
 
 
 def test_bad_input_exits_2_with_file_and_line(tmp_path: Path) -> None:

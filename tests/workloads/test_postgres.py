@@ -85,7 +85,9 @@ def test_database_metrics_need_a_database():
     ("{kind: postgres, settings: {port: 5}}", "workloads.pg.settings", "private socket"),
     ("{kind: postgres, settings: {shared_buffers: 1GB}}", "workloads.pg.settings", "`cache`"),
     ("{kind: postgres, driver: mysql}", "workloads.pg.driver", ""),
-    ("{kind: postgres, host: db2}", "workloads.pg.host", "across hosts are not supported"),
+    ("{kind: postgres, host: db2}", "workloads.pg.host", "give --hosts FILE"),
+    ("{kind: postgres, count_per_host: 2}", "workloads.pg.count_per_host",
+     "one database per host"),
 ])
 def test_bad_postgres_workloads_are_refused_with_their_line(workload, field, words):
     ((line, where, message),) = issues(workload)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -49,6 +49,7 @@ class ActionContext:
     details: dict[str, Any] = field(default_factory=dict)  # recorded in the step's event
     hosts: dict[str, Host] = field(default_factory=dict)  # a cluster run's inventory hosts
     watch: HostWatch | None = None  # a cluster run's hosts, as they report
+    databases: Mapping[str, Any] = field(default_factory=dict)  # running postgres, by name
 
     @property
     def variables(self) -> dict[str, Any]:

@@ -23,7 +23,6 @@ from pydantic import Field
 
 from assay.actions.context import ActionContext, Stopped
 from assay.platforms.fsbase import ActionFailed
-from assay.postgres.sidecar import ACTIVE  # the run's databases, by (run id, workload)
 from assay.scenario.models import Size, StepBase
 
 POLL_S = 0.2
@@ -47,7 +46,7 @@ def _size(path: Path) -> int:
 
 
 def run(p: Params, ctx: ActionContext) -> str:
-    running = {w: load for (rid, w), load in ACTIVE.items() if rid == ctx.run_id}
+    running = dict(ctx.databases)  # the run's databases, by workload (postgres/sidecar.py)
     name = p.workload or (next(iter(running)) if len(running) == 1 else None)
     load = running.get(name or "")
     if load is None or load.cluster is None:

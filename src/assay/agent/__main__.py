@@ -10,6 +10,8 @@ COMMANDS = (
     "version",
     "integrity",
     "issuelog",
+    "pgbench",
+    "pgclean",
 )
 
 

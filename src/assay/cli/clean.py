@@ -7,20 +7,28 @@ from pathlib import Path
 import click
 
 from assay.cli.common import results_option, results_root
+from assay.cluster.postgrescheck import clean_hosts
 from assay.console import make_console
+from assay.hosts import inventory
 from assay.leftovers import clean
 
 
 @click.command("clean")
 @results_option
-def command(results: Path | None) -> None:
+@click.option("--hosts", "hosts_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also clean these hosts (an Ansible inventory): the PostgreSQL copies a "
+                   "crashed run left in their targets (their agent gone), and their servers.")
+def command(results: Path | None, hosts_file: Path | None) -> None:
     """Remove the leftovers of crashed runs: a run whose assay process is gone (killed, or the
     machine restarted) while run.json still says `running`. Its results stay; its temporary
     target directory and its blkio cgroup go, and so do the SSH control directories
     ($TMPDIR/assay-ssh-*) and ControlMaster processes of a killed cluster run. `assay run`
-    does this before it starts."""
+    does this before it starts. With --hosts, each host's targets too: a database a
+    postgres workload left there (only copies with assay's marker)."""
     console = make_console()
     done = clean(results_root(results), unowned_ssh=True)
+    if hosts_file is not None:
+        done += clean_hosts(inventory.load(hosts_file))
     for line in done:
         console.print(line)
     if not done:

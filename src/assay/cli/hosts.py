@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 import json
-import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import click
 from rich.table import Table
 
+from assay.cli.common import scenario_error
+from assay.cluster.postgrescheck import check as postgres_check
 from assay.console import make_console
 from assay.exitcodes import ExitCode
 from assay.hosts import inventory
-from assay.hosts.check import MAX_WORKERS, HostCheck, check_all
-from assay.hosts.ssh import SshHost
-from assay.runners.agent import agent_python
-from assay.runners.ssh import SshRunner
+from assay.hosts.check import check_all
 from assay.scenario.units import format_size
+from assay.scenario.yamlsource import ScenarioInvalid
 
 
 @click.group("hosts")
@@ -43,22 +41,29 @@ def command() -> None:
                    "assay_known_hosts, else ssh's own).")
 @click.option("--timeout", default=5, show_default=True, type=click.IntRange(1, 120),
               help="SSH connect timeout per host, in seconds.")
+@click.option("--scenario", help="Also check what this scenario needs on the hosts it is "
+                                   "placed on: PostgreSQL where it places a postgres workload.")
 @click.option("--json", "json_mode", is_flag=True, help="Print one JSON document on stdout.")
 def check(hosts_file: Path, accept_new: bool, known_hosts: str | None, timeout: int,
-          json_mode: bool) -> None:
+          scenario: str | None, json_mode: bool) -> None:
     """Check every host of an inventory, in parallel: SSH (host key verified), fio and its
     version, python3 (3.9 or newer, for assay's agent: latency from the due time), clock
-    offset, free space and safety of the target.
+    offset, free space and safety of the target; with --scenario, PostgreSQL on the hosts it
+    places a postgres workload on.
 
     Exit status: 0 every host passed, 1 a host failed, 2 invalid input.
     """
     hosts = inventory.load(hosts_file)
     results, warnings = check_all(hosts, accept_new=accept_new, known_hosts=known_hosts,
                                   connect_timeout=timeout)
-    reachable = [r for r in results if r.reachable]
-    if reachable:
-        with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(reachable))) as pool:
-            list(pool.map(lambda r: _python(r, accept_new, known_hosts, timeout), reachable))
+    if scenario:
+        try:
+            said = postgres_check(scenario, hosts, accept_new)
+        except ScenarioInvalid as invalid:
+            raise scenario_error(invalid) from None
+        for r in results:
+            if said.get(r.host.name):
+                r.errors.append(str(said[r.host.name]))
     ok = all(r.ok for r in results)
     if json_mode:
         click.echo(json.dumps({"schema_version": 1, "inventory": str(hosts_file), "ok": ok,
@@ -91,18 +96,3 @@ def check(hosts_file: Path, accept_new: bool, known_hosts: str | None, timeout: 
     con.print(f"{passed} of {len(results)} host(s) ready"
               + ("" if ok else "; fix the errors above and check again"))
     raise SystemExit(int(ExitCode.PASSED if ok else ExitCode.FAILED))
-
-
-def _python(r: HostCheck, accept_new: bool, known_hosts: str | None, timeout: int) -> None:
-    """The host's python3 runs assay's agent (fixed-rate workloads' latency from the due
-    time is read there): its version, or an error naming the host."""
-    with tempfile.TemporaryDirectory(prefix="assay-check-") as work, \
-            SshHost(r.host, accept_new=accept_new, known_hosts=known_hosts,
-                    connect_timeout=timeout) as ssh:
-        runner = SshRunner(r.host, Path(work), ssh=ssh, run_id="hosts-check")
-        try:
-            r.python, problem = agent_python(runner)
-        finally:
-            runner.close()
-    if problem:
-        r.errors.append(problem)

@@ -96,6 +96,7 @@ class RunnerGroup:
         self.late: dict[str, int] = {}  # host -> times it was silent but answered a probe
         self.blkio: HostsBlkio | None = None  # each host's blkio group (cluster/throttle.py)
         self._t0 = 0.0
+        self.instant: float | None = None  # the next phase's T0, fixed by a participant
 
     # -- opening: everything checked before any IO ----------------------------------------
     @classmethod
@@ -227,9 +228,12 @@ class RunnerGroup:
 
     def start(self, name: str, env: Mapping[str, str], *, at: float | None = None,
               sections: Sequence[str] | Mapping[str, Sequence[str]] = ()) -> ClusterRun:
-        """`sections` per host (a Mapping): only the hosts named run, each its own."""
+        """`sections` per host (a Mapping): only the hosts named run, each its own; fio runs
+        only where a host has jobs (not where it runs a database alone)."""
+        hosts = self.plan.cluster.hosts if self.plan.cluster else {}
         active = [h for h in self.runners if h not in self.lost
-                  and (not isinstance(sections, Mapping) or sections.get(h))]
+                  and (not isinstance(sections, Mapping) or sections.get(h))
+                  and any(c.jobs for c in hosts[h].specs)]
         if not active:
             raise UserError("every host of the cluster is lost")
         # time for every host's start command to get there, started one after the other:
@@ -239,7 +243,9 @@ class RunnerGroup:
         lead = min(10.0, max(1.0, 0.3 + 3 * spawn) + 0.05 * len(active))
         if name == RUN_JOB:  # before fio: the agents wait for the issue logs it opens
             self.duetime.start({h: self.runners[h] for h in active})
-        t0 = at if at is not None else time.time() + lead
+        planned, self.instant = self.instant, None  # cluster/postgres.py: pgbench's too
+        t0 = at if at is not None else planned if planned and planned > time.time() + 0.2 \
+            else time.time() + lead
         runs: dict[str, FioRun] = {}
         for h in active:
             offset = float(self.facts.get(h, {}).get("clock_offset_ms") or 0) / 1000

@@ -14,11 +14,12 @@ from dataclasses import replace
 from typing import Any
 
 from assay import verdict
-from assay.metrics.sampler import Sampler, stored_line
+from assay.metrics.sampler import Sample, Sampler, stored_line
+from assay.metrics.summary import ComponentInfo
 from assay.plan import Plan
 from assay.results.rundir import RunDir
-from assay.thresholds.evaluate import Result
-from assay.thresholds.grammar import Threshold
+from assay.thresholds.evaluate import Result, resolve
+from assay.thresholds.grammar import Threshold, ThresholdError
 
 
 class HostSeries:
@@ -26,9 +27,10 @@ class HostSeries:
         assert plan.cluster is not None
         self.plan = plan
         self.rd = rd
-        self.samplers = {h: Sampler(hp.specs, warmup_s=plan.warmup)
-                         for h, hp in plan.cluster.hosts.items()}
+        self.samplers = {h: Sampler([c for c in hp.specs if c.jobs], warmup_s=plan.warmup)
+                         for h, hp in plan.cluster.hosts.items()}  # fio's: databases add()
         self.samples: dict[str, list[dict[str, Any]]] = {h: [] for h in plan.cluster.hosts}
+        self.failures: dict[str, list[Result]] = {}  # a participant's own (a lost database)
 
     def feed(self, host: str, doc: dict[str, Any], jobs_start_ms: float) -> None:
         """A host's dump stamped with the merged dump's time, on an axis that starts where the
@@ -36,7 +38,11 @@ class HostSeries:
         sampler = self.samplers[host]
         if sampler.jobs_start_ms is None:
             sampler.pin(jobs_start_ms)
-        for s in sampler.feed(doc):
+        self.add(host, sampler.feed(doc))
+
+    def add(self, host: str, samples: list[Sample]) -> None:
+        """A host's samples, from its fio or another participant (cluster/postgres.py)."""
+        for s in samples:
             self.rd.append("host_series.ndjson", {"host": host, **s.row()})
             rec = {"host": host, **s.record()}
             self.rd.append_text("host_samples.ndjson", stored_line(rec))
@@ -50,7 +56,11 @@ class HostSeries:
         specs = {c.component: c for c in hp.specs}
         streams = [replace(s, components=[specs[c.component] for c in s.components])
                    for s in self.plan.streams if s.workload in hp.instances]
-        return replace(self.plan, streams=streams, thresholds=list(self.plan.host_thresholds))
+        own = replace(self.plan, streams=streams, thresholds=[])
+        # a workload placed on some hosts only is graded on those (`each_host.pg.tps` on the
+        # hosts that run pg): a threshold naming none of this host's components is not its
+        return replace(own, thresholds=[t for t in self.plan.host_thresholds
+                                        if applies(t, own.components)])
 
     def grade(self, steps: Sequence[dict[str, Any]], lost: dict[str, dict[str, Any]],
               due: Callable[[str, Plan, list[dict[str, Any]]], Any] | None = None) \
@@ -73,11 +83,19 @@ class HostSeries:
             if ios == 0:
                 why = f"lost at {lost[host]['t']}s" if host in lost else "its fio ran"
                 results.append(no_io(host, why))
+            results += self.failures.get(host, [])
             out[host] = {"stats": {k: s.to_json() for k, s in v.stats.items()},
                          "thresholds": [r.to_json() for r in results],
                          "passed": all(r.passed for r in results), "ios": ios,
                          "not_graded": [f"{t} (lost at {lost[host]['t']}s)" for t in skipped]}
         return out
+
+
+def applies(t: Threshold, components: Sequence[ComponentInfo]) -> bool:
+    try:
+        return bool(resolve(t, components)) or bool(t.host or t.integrity)
+    except ThresholdError:
+        return False
 
 
 def no_io(host: str, why: str) -> Result:

@@ -47,7 +47,7 @@ class HostCheck:
     host: Host
     reachable: bool = False
     fio: str | None = None
-    python: str | None = None  # its python3, as assay's agent runs it (cli/hosts.py)
+    python: str | None = None  # its Python version, as assay's agent runs it (pythoncheck.py)
     offset: float | None = None  # seconds, the host's clock minus ours
     rtt: float | None = None
     free: int | None = None  # bytes at the target (a device: its size)

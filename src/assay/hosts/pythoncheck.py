@@ -16,6 +16,7 @@ PROBE = ("import sys\ntry:\n    import rbd, rados\n    r = 'rbd'\nexcept ImportE
 class Checked(Protocol):
     errors: list[str]
     warnings: list[str]
+    python: str | None
 
 
 def check_python(ssh: SshHost, r: Checked) -> None:
@@ -23,10 +24,12 @@ def check_python(ssh: SshHost, r: Checked) -> None:
     out = ssh.run([python, "-c", PROBE], timeout=20)
     words = out.stdout.split()
     if out.returncode != 0 or len(words) != 2:
-        r.errors.append(f"{ssh.name}: {python} does not run there; assay's agent needs "
-                        f"Python {'.'.join(map(str, OLDEST))} or newer (Debian: apt-get "
-                        f"install python3; or set ansible_python_interpreter)")
+        r.errors.append(f"{ssh.name}: {python} does not run there; assay's agent (latency "
+                        f"from the due time, integrity mode) needs Python "
+                        f"{'.'.join(map(str, OLDEST))} or newer (Debian: apt-get install "
+                        f"python3; or set ansible_python_interpreter)")
         return
+    r.python = words[0]
     version = tuple(int(x) for x in words[0].split("."))
     if version < OLDEST:
         r.errors.append(f"{ssh.name}: {python} is Python {words[0]}; assay's agent needs "

@@ -137,7 +137,7 @@ def create(name: str, hosts: int, size: int = DEFAULT_SIZE, root: Path | None = 
         raise UserError(f"lab cluster {name!r}: {', '.join(clash)} already exist(s) on this "
                         f"machine; destroy that lab first, or choose another --name")
     d.mkdir(parents=True, exist_ok=True)
-    d.chmod(0o700)
+    d.chmod(0o711)  # not listed by others; traversed by a host's PostgreSQL user (its target)
     c = Cluster(name=name, root=str(d), subnet=_free_subnet(base), bridge=f"{tag}br",
                 size=size)
     c.save()

@@ -10,16 +10,17 @@ def check(resolved: ResolvedScenario, cluster: bool = False) -> list[Issue]:
     src = resolved.source
     names = [n for n, w in resolved.workloads.items() if w.kind == "postgres"]
     issues: list[Issue] = []
-    if names and cluster:  # the sidecar drives a database here, not on the inventory's hosts
-        issues.extend(src.issue(("workloads", n, "kind"), "a postgres workload runs on this "
-                                "machine: cluster runs (--hosts) with databases are not "
-                                "supported yet") for n in names)
     if names and resolved.scenario.target.device:
         issues.append(src.issue(("target", "device"), "a postgres workload needs a filesystem: "
                                 "give `target.path` (a mounted filesystem), not a raw device"))
     raw = [i for i, r in enumerate(resolved.scenario.timeline.steps or []) if isinstance(r, dict)]
     for i, step in zip(raw, resolved.steps, strict=False):
         if step.action != "pg_backup":
+            continue
+        if cluster:  # its stream goes to this machine from the one local database
+            issues.append(src.issue(("timeline", "steps", i, "action"), "pg_backup backs up a "
+                                    "database on this machine: a cluster run (--hosts) places "
+                                    "its databases on the hosts, which it does not back up yet"))
             continue
         wanted = getattr(step, "workload", None)
         if wanted is not None and wanted not in names:

@@ -38,8 +38,6 @@ KIND = "postgres"
 MIN_SHARED_BUFFERS = 16 << 20
 STATE = "postgres"  # run directory sub-directory: per workload, its cluster's state and logs
 
-# (run id, workload) -> its running database, for timeline actions (pg_backup)
-ACTIVE: dict[tuple[str, str], PostgresLoad] = {}
 
 
 class Planned(Protocol):
@@ -131,7 +129,6 @@ class PostgresLoad:
         conf = settings(self.p, dataset["database_bytes"], direct, self.backup)
         self.cluster = Cluster(self.work, self.state / "server.log")
         self.cluster.start(conf)
-        ACTIVE[(self.run_id, self.name)] = self
         sb = int(conf["shared_buffers"].removesuffix("kB")) * 1024
         self.info = {"server_version": version, "driver": self.p.driver,
                      "size": self.p.size, "clients": self.p.clients, "threads": self.p.threads,
@@ -231,7 +228,6 @@ class PostgresLoad:
 
     def cleanup(self, keep: bool) -> None:
         self.stop_pgbench()
-        ACTIVE.pop((self.run_id, self.name), None)
         if self.cluster is not None:
             self.cluster.stop()
         if self.log is not None:
@@ -256,6 +252,7 @@ class Sidecars:
         self.warmup = plan.warmup
         self.seconds = plan.total_seconds
         self.origin: float | None = None
+        self.databases: dict[str, PostgresLoad] = {}  # running, for actions (pg_backup)
 
     def __bool__(self) -> bool:
         return bool(self.loads)
@@ -274,6 +271,7 @@ class Sidecars:
             directory.chmod(0o711)
         for load in self.loads:
             load.prepare(directory, fresh, console, direct)
+            self.databases[load.name] = load
         return self.info()
 
     def warnings(self) -> list[str]:
@@ -320,6 +318,7 @@ class Sidecars:
 
     def cleanup(self, keep: bool) -> dict[str, Any]:
         """Stop and remove every database (best effort: each one whatever the others do)."""
+        self.databases.clear()
         for load in self.loads:
             try:
                 load.cleanup(keep)

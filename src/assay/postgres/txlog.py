@@ -16,20 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from assay.agent.pgfold import bucket  # one bucketing for this machine and the hosts
 from assay.metrics.histogram import Histogram
 from assay.metrics.sampler import Sample
 
 GRACE_S = 3
-SUB_BUCKET_BITS = 7
-
-
-def bucket(ns: int) -> int:
-    """The bucket value of a latency: 2^7 buckets per power of two, the bucket's middle."""
-    bits = ns.bit_length()
-    if bits <= SUB_BUCKET_BITS + 1:
-        return ns
-    shift = bits - SUB_BUCKET_BITS - 1
-    return ((ns >> shift) << shift) + (1 << (shift - 1))
 
 
 def _count(h: Histogram, ns: int) -> None:

@@ -27,7 +27,7 @@ BYTES_PER_WAREHOUSE = 100 * MB  # the TPC-C-like population of one warehouse (me
 MIX = {  # TPROC-C's transaction mix (percent), the scripts in assay/postgres/tpcc/
     "new_order": 45, "payment": 43, "order_status": 4, "delivery": 4, "stock_level": 4}
 NOT_FOR_POSTGRES = ("data", "access", "load", "prefill", "start", "stop")
-PLACEMENT = ("host", "hosts", "count_per_host", "stagger")  # a database runs on this machine
+PLACEMENT = ("count_per_host", "stagger")  # one database per host, started with the run
 
 
 class Params(WorkloadBase):
@@ -60,11 +60,10 @@ class Params(WorkloadBase):
     @field_validator(*PLACEMENT)
     @classmethod
     def _here(cls, v: Any, info: ValidationInfo) -> Any:
-        here = {"host": ("local", "localhost"), "hosts": (None,), "count_per_host": (1,),
-                "stagger": (0, 0.0)}
-        if v not in here[info.field_name or ""]:  # the defaults (validated too) are fine
-            raise ValueError("a postgres workload runs on this machine: databases across hosts "
-                             "are not supported yet")
+        one = {"count_per_host": (1,), "stagger": (0, 0.0)}
+        if v not in one[info.field_name or ""]:  # the defaults (validated too) are fine
+            raise ValueError("a postgres workload runs one database per host, from the run's "
+                             "start: `count_per_host` and `stagger` do not apply")
         return v
 
     @field_validator("settings")

@@ -1,0 +1,303 @@
+"""Postgres workloads placed on a cluster's hosts (`hosts:`): a database on each host.
+
+The remote half is the agent's `pgbench` command (agent/pgbench.py), one per host and
+workload, session-bound: it checks PostgreSQL (`open`, before any IO), makes or reuses the
+loaded database in the host's target and starts the run's copy (`prepare`), runs pgbench
+from the run's start instant (`start`: the same T0 as fio's, on the host's clock), sends one
+small row a second (counts and latency buckets, agent/pgfold.py) and removes the server and
+its copy at the end, or at once when the session ends (assay killed). This class is the
+engine's `Sidecars` for a cluster run: the rows of every host go into the host's own series
+(graded by `each_host.`) and, added up second by second, into the merged series
+(postgres/hostrows.py).
+
+A database that stops sending on a live host, or whose host is lost, is lost: a timeline
+event and a failed check of that host ("its database ran to the end"), never a pass.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import queue
+import subprocess
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from rich.console import Console
+
+from assay.exitcodes import RunAborted, UserError
+from assay.metrics.sampler import Sample
+from assay.plan import Plan
+from assay.plan.placement import host_dir
+from assay.postgres.dataset import SCRIPTS, tpcc_file
+from assay.postgres.hostrows import Names, Row, Seconds, merge, rates
+from assay.postgres.hostspec import Hosts, Remote, check_host, host_spec, lost
+from assay.postgres.sidecar import IdleRun, caching
+from assay.results.rundir import RunDir
+from assay.workloads.postgres import Params
+
+READY_TIMEOUT_S = 3600.0  # a large load takes its time
+END_GRACE_S = 30.0
+
+
+class HostDatabases:
+    """The run's postgres workloads on their hosts (the engine's Sidecars, for a cluster)."""
+
+    def __init__(self, plan: Plan, group: Hosts, rd: RunDir):
+        assert plan.cluster is not None
+        self.plan, self.group, self.rd = plan, group, rd
+        self.params = {n: w for n, w in plan.resolved.workloads.items() if isinstance(w, Params)}
+        self.remotes = [Remote(h, n) for h, hp in plan.cluster.hosts.items()
+                        for n in self.params if n in hp.instances]
+        self.seconds = {n: Seconds(r.host for r in self.remotes if r.name == n)
+                        for n in self.params}
+        self.names = {n: Names(n, list(SCRIPTS) if p.driver == "tpcc" else [], bool(p.rate))
+                      for n, p in self.params.items()}
+        self.t0: float | None = None  # pgbench's start instant, on this machine's clock
+        self.origin: float | None = None
+        self._warnings: list[str] = []
+        self.databases: dict[str, Any] = {}  # for actions: none reaches a host's yet
+        self._axis = False  # the run's time axis is known (poll)
+
+    @classmethod
+    def open(cls, plan: Plan, group: Hosts, rd: RunDir) -> HostDatabases | None:
+        """None without postgres workloads; else every host that runs one checked for
+        PostgreSQL, before any IO (UserError naming each host that lacks it)."""
+        if plan.cluster is None or not any(isinstance(w, Params)
+                                           for w in plan.resolved.workloads.values()):
+            return None
+        self = cls(plan, group, rd)
+        hosts = sorted({r.host for r in self.remotes})
+        with ThreadPoolExecutor(max_workers=min(16, len(hosts) or 1)) as pool:
+            said = dict(zip(hosts, pool.map(self._check, hosts), strict=True))
+        bad = [f"{h}: {why}" for h, why in said.items() if why]
+        if bad:
+            raise UserError("; ".join(bad) if len(bad) == 1 else
+                            f"{len(bad)} hosts cannot run the postgres workload:\n  "
+                            + "\n  ".join(bad))
+        return self
+
+    def _check(self, host: str) -> str | None:
+        dbs = [{"base": self._base(r), "name": r.name, "wal": self.params[r.name].wal_path}
+               for r in self.remotes if r.host == host]
+        return check_host(self.group.runners[host], self._bindir(host), dbs)
+
+    def _base(self, r: Remote) -> str:
+        """Where the database goes on its host: the instance's directory of the target."""
+        assert self.plan.cluster is not None
+        p = self.params[r.name]
+        return f"{self.plan.cluster.hosts[r.host].host.path}/{p.subdir or host_dir(r.host, 0)}"
+
+    def _bindir(self, host: str) -> str | None:
+        assert self.plan.cluster is not None
+        given = self.plan.cluster.hosts[host].host.vars.get("assay_pg_bindir")
+        return str(given) if given else None
+
+    def _put(self, host: str, name: str, data: bytes) -> None:
+        """A file into the host's run directory, where the agent runs (SshRunner.put)."""
+        self.group.runners[host].put(name, data)  # type: ignore[attr-defined]
+
+    def __bool__(self) -> bool:
+        return bool(self.remotes)
+
+    def check(self) -> None:
+        """Done per host by `open`."""
+
+    # -- before the load ------------------------------------------------------------------
+    def prepare(self, directory: object, fresh: bool, console: Console, direct: bool,
+                temporary: bool = False) -> dict[str, Any]:
+        """Every host's database loaded (or reused) and started, in parallel."""
+        t0 = time.monotonic()
+        console.print(f"postgres: preparing {len(self.remotes)} database(s) on "
+                      f"{', '.join(sorted({r.host for r in self.remotes}))}")
+        for r in self.remotes:
+            runner = self.group.runners[r.host]
+            if self.params[r.name].driver == "tpcc":
+                for s in ("schema", *SCRIPTS):
+                    self._put(r.host, f"tpcc-{s}.sql", tpcc_file(s).read_bytes())
+            spec = host_spec(r.name, self.params[r.name], self._base(r),
+                             self._bindir(r.host), fresh, direct)
+            r.proc = runner.agent("pgbench", ["run", json.dumps(spec)])
+            threading.Thread(target=r.read, daemon=True).start()
+        problems = []
+        for r in self.remotes:
+            row = r.next(READY_TIMEOUT_S, "ready")
+            if "ready" not in row:
+                problems.append(f"{r.host}: workload {r.name}: {row.get('error') or 'no answer'}")
+                continue
+            r.info.update(row["ready"])
+            db = r.info["dataset"]["database_bytes"]
+            sb = int(r.info["settings"]["shared_buffers"].removesuffix("kB")) * 1024
+            self._warnings += [f"{r.host}: {w}" for w in caching(r.name, db, sb)]
+        if problems:
+            raise RunAborted("; ".join(problems))
+        self.rd.event("postgres", outcome="ready", seconds=round(time.monotonic() - t0, 2),
+                      hosts={f"{r.host}/{r.name}": r.info.get("prepare_s")
+                             for r in self.remotes})
+        return self.info()
+
+    def warnings(self) -> list[str]:
+        return list(self._warnings)
+
+    def info(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for r in self.remotes:
+            p = self.params[r.name]
+            w = out.setdefault(r.name, {"driver": p.driver, "size": p.size,
+                                        "clients": p.clients, "threads": p.threads,
+                                        "rate": p.rate, "hosts": {}})
+            w["hosts"][r.host] = {**r.info, **({"lost": r.lost} if r.lost else {})}
+        return out
+
+    # -- the load ---------------------------------------------------------------------------
+    def start(self, cgroup: object = None) -> None:
+        """pgbench on every host from one instant T0, at which the group then starts fio
+        (`RunnerGroup.instant`): T0 leaves each host's start file time to get there (3 times
+        what one remote command took when the hosts were checked, at least 1 s)."""
+        hosts = sorted({r.host for r in self.remotes})
+        spawn = max((self.group.spawn_s.get(h, 0.0) for h in hosts), default=0.0)
+        t0 = time.time() + max(1.0, 0.5 + 3 * spawn) + 0.05 * len(hosts)
+        began = time.monotonic()
+        with ThreadPoolExecutor(max_workers=min(16, len(hosts) or 1)) as pool:
+            list(pool.map(self._go, hosts, [t0] * len(hosts)))
+        self.t0 = self.group.instant = t0
+        self.rd.event("postgres", outcome="started", t0=round(t0, 3),
+                      start_files_s=round(time.monotonic() - began, 3),
+                      late=time.time() > t0)
+
+    def _go(self, host: str, t0: float) -> None:
+        offset = float(self.group.facts.get(host, {}).get("clock_offset_ms") or 0) / 1000
+        go = json.dumps({"at": t0 + offset, "seconds": self.plan.total_seconds}).encode()
+        for r in self.remotes:
+            if r.host == host:
+                try:
+                    self._put(host, f"pg-{r.name}.go", go)
+                except UserError as e:
+                    r.rows.put({"error": f"cannot start pgbench: {e}"})
+
+    def poll(self, now: float, origin: float, final: bool = False) -> list[Sample]:
+        """The merged seconds complete so far; each host's own go to its series."""
+        for r in self.remotes:
+            self._drain(r)
+        # the axis starts with fio's jobs, known once the engine has read their first dump:
+        # the call after the one that first saw a merged dump
+        run = self.group.current
+        ready, self._axis = self._axis, run is None or not run.measured or \
+            run.last_doc is not None
+        if not ready and not final:
+            return []
+        self.origin = origin
+        out: list[Sample] = []
+        for name, seconds in self.seconds.items():
+            for k, rows in seconds.ready(final):
+                out += self._second(name, k, rows)
+        return out
+
+    def _drain(self, r: Remote) -> None:
+        while True:
+            try:
+                row = r.rows.get_nowait()
+            except queue.Empty:
+                break
+            if "s" in row:
+                self.seconds[r.name].add(r.host, int(row["s"]), row.get("streams") or {})
+            elif "started" in row:
+                r.info.update({k: row[k] for k in ("late_ms", "pgbench")})
+            elif "end" in row:
+                r.info["transactions"] = row["end"]
+                r.ended = True
+                self.seconds[r.name].close(r.host)
+            elif "removed" in row:
+                r.info["removed"] = True
+            elif "error" in row or "gone" in row:
+                self._lose(r, row.get("error") or f"its agent ended: {row['gone'] or '?'}")
+        if not r.ended and self.t0 is not None and self.group.is_lost(r.host):
+            self._lose(r, f"its host was lost ({self.group.lost[r.host]['reason']})")
+
+    def _lose(self, r: Remote, why: str) -> None:
+        if r.ended or r.lost or self.t0 is None:  # before the load: prepare() says why
+            r.ended = True
+            return
+        r.lost, r.ended = why, True
+        self.seconds[r.name].close(r.host)
+        t = round(self.seconds[r.name].next + 1.0, 3)
+        r.info["lost_at_s"] = t
+        self.rd.event("database_lost", host=r.host, workload=r.name, t=t, reason=why)
+        self.group.series.failures.setdefault(r.host, []).append(lost(r.host, r.name, t, why))
+
+    def _second(self, name: str, k: int, rows: dict[str, Row]) -> list[Sample]:
+        assert self.plan.cluster is not None and self.t0 is not None and self.origin
+        t = round(self.t0 + k + 1 - self.origin, 3)
+        if t <= 0:  # a second before the run's axis starts (fio's jobs): not measured
+            return []
+        phase = "warmup" if t - 0.5 < self.plan.warmup else "run"
+        merged = {s.component: s for s in self.group.specs}
+        for host, row in rows.items():
+            own = {s.component: s for s in self.plan.cluster.hosts[host].specs}
+            self.group.series.add(host, self.names[name].samples(row, t, phase,
+                                                                 rates(own, t)))
+        return self.names[name].samples(merge(rows.values()), t, phase, rates(merged, t))
+
+    def finish(self, now: float, timeout: float = END_GRACE_S) -> list[Sample]:
+        """Wait for every pgbench to end (its -T ends with the run), then the last seconds."""
+        end = time.monotonic() + timeout
+        while any(not r.ended for r in self.remotes) and time.monotonic() < end:
+            for r in self.remotes:
+                self._drain(r)
+            time.sleep(0.1)
+        for r in self.remotes:
+            if not r.ended:
+                self._lose(r, f"pgbench did not end within {timeout:g}s of the run's end")
+        return self.poll(now, self.origin or now, final=True)
+
+    def stop(self) -> list[Sample]:
+        """End every pgbench now (the run stops early); the seconds it measured."""
+        self._signal("stop")
+        end = time.monotonic() + 10
+        while any(not r.ended for r in self.remotes) and time.monotonic() < end:
+            for r in self.remotes:
+                self._drain(r)
+            time.sleep(0.1)
+        return self.poll(time.time(), self.origin, final=True) if self.origin else []
+
+    def _signal(self, what: str) -> None:
+        def put(r: Remote) -> None:
+            if r.proc is not None and r.proc.poll() is None and not self.group.is_lost(r.host):
+                with contextlib.suppress(UserError):
+                    self._put(r.host, f"pg-{r.name}.{what}", b"")
+        if self.remotes:
+            with ThreadPoolExecutor(max_workers=min(16, len(self.remotes))) as pool:
+                list(pool.map(put, self.remotes))
+
+    def cleanup(self, keep: bool) -> dict[str, Any]:
+        """Every database stopped and its copy removed (the agents do it and end; `keep`
+        applies to this machine only). An agent that does not end in time has its session
+        ended (it removes the copy on SIGTERM); a lost host's is not waited for (cut off,
+        its agent ends the load and removes the copy by itself when pgbench's time is up)."""
+        self._signal("stop")
+        end = time.monotonic() + 60
+        for r in self.remotes:
+            if r.proc is None:
+                continue
+            try:
+                if self.group.is_lost(r.host):
+                    raise subprocess.TimeoutExpired("agent", 0)
+                r.proc.wait(timeout=max(0.1, end - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(OSError):
+                    r.proc.stdin.close()  # the host TERMs the agent (hosts/ssh.py)
+                try:
+                    r.proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    r.proc.kill()
+                    r.proc.wait()
+            self._drain(r)
+        return self.info()
+
+    def running(self) -> bool:
+        return any(not r.ended for r in self.remotes)
+
+    def idle_run(self) -> IdleRun:
+        return IdleRun(self)  # type: ignore[arg-type]
