@@ -36,6 +36,7 @@ from assay.scenario.models import Target
 OWNER = "assay.owner"
 WATCH_S = 45.0  # how long a leftover image's watchers may take to lapse
 SETTLE_S = 60.0  # nothing seen to recover this long after a failure: there was nothing to do
+CEPHFS = ("ceph", "fuse.ceph-fuse")  # the kernel client's and ceph-fuse's fstype
 RECOVERY_KEYS = {"backfills": "osd_max_backfills", "recovery_active": "osd_recovery_max_active",
                  "recovery_sleep": "osd_recovery_sleep_hdd"}
 
@@ -83,7 +84,17 @@ class Driver(FsPlatform):
             raise UserError("a ceph target on RBD runs fio on hosts: give --lab NAME (`assay "
                             "lab create ceph`) or --hosts FILE; or give target.path, a CephFS "
                             "directory")
+        self.check_target()
         return super().prepare()
+
+    def check_target(self) -> Path:
+        """A `path` is a directory on a mounted CephFS (kernel client or ceph-fuse)."""
+        path = super().check_target()
+        if self.mount.get("fstype") not in CEPHFS:
+            raise UserError(f"target.path {path} is on {self.mount.get('fstype') or 'unknown'}"
+                            f", not CephFS (platform ceph: mount it with ceph-fuse or mount -t "
+                            f"ceph; or leave out the path to drive RBD images)")
+        return path
 
     # -- a run's images ---------------------------------------------------------------------
     def open_hosts(self, scenario: str, files: list[tuple[str, int]],
@@ -161,6 +172,10 @@ class Driver(FsPlatform):
 
     def cleanup(self, keep: bool) -> None:
         """The snapshots and images this run created go, whatever ended it."""
+        if not rbdjobs.on_rbd(self.target):
+            for name in list(self.created_snapshots):
+                with contextlib.suppress(ActionFailed):
+                    self.snapshot_delete(run_command, name)
         for spec in list(self.created):
             with contextlib.suppress(ActionFailed):
                 self._remove(spec)
@@ -177,8 +192,10 @@ class Driver(FsPlatform):
 
     # -- snapshots --------------------------------------------------------------------------
     def snapshot_create(self, run: Runner, name: str) -> str:
-        if not rbdjobs.on_rbd(self.target):
-            return run(["mkdir", str(Path(self._cephfs()) / ".snap" / name)])
+        if not rbdjobs.on_rbd(self.target):  # a CephFS snapshot: a directory in .snap
+            out = run(["mkdir", str(Path(self._cephfs()) / ".snap" / name)])
+            self.created_snapshots.append(name)
+            return out or f"CephFS snapshot {self._cephfs()}/.snap/{name}"
         for spec in self.images:
             self.rbd("snap", "create", f"{spec}@{name}", run=run)
         self.created_snapshots.append(name)
