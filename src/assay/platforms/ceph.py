@@ -15,6 +15,8 @@ Operations, each one of Ceph's own commands:
   device remove     ceph osd out N (its data moves off; the daemon keeps running)
   device recover    ceph osd in N, then the OSD starts (lab, or `options.osd_start`)
   scrub             ceph osd pool deep-scrub POOL; done when every PG's deep-scrub stamp moved
+  scrub corrupt     a read error planted in one copy, found by a deep-scrub (platforms/cephscrub)
+  scrub repair      ceph pg repair on each inconsistent PG
   rebuild           waits until every PG is active+clean (after a non-clean state was seen:
                     PG stats lag a map change by seconds), recording the recovery time
   throttle          recovery and backfill limits (ceph config set osd ...), restored after
@@ -29,7 +31,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from assay.exitcodes import UserError
-from assay.platforms import cephstate, labceph, labcluster, rbdjobs
+from assay.platforms import cephscrub, cephstate, labceph, labcluster, rbdjobs
 from assay.platforms.fsbase import ActionFailed, FsPlatform, Runner, run_command
 from assay.scenario.models import Target
 
@@ -45,7 +47,8 @@ class Driver(FsPlatform):
     name: ClassVar[str] = "ceph"
     actions: ClassVar[frozenset[str]] = frozenset({
         "snapshot", "snapshot.delete", "device.fail", "device.remove", "device.recover",
-        "scrub", "rebuild", "done.rebuild", "done.scrub", "throttle.recovery"})
+        "scrub", "rebuild", "done.rebuild", "done.scrub", "throttle.recovery", "scrub.corrupt",
+        "scrub.repair"})
 
     def __init__(self, target: Target):
         super().__init__(target)
@@ -59,6 +62,7 @@ class Driver(FsPlatform):
         self._rebuild: dict[str, Any] = {}
         self._scrub: dict[str, str] = {}
         self.blocklisted: list[str] = []  # this run's own stale clients (see _remove)
+        self.injected: set[int] = set()  # OSDs with a planted read error (platforms/cephscrub)
 
     # -- commands ---------------------------------------------------------------------------
     def _auth(self) -> list[str]:
@@ -70,6 +74,9 @@ class Driver(FsPlatform):
 
     def rbd(self, *args: str, run: Runner = run_command) -> str:
         return run(["rbd", *self._auth(), *args])
+
+    def rados(self, *args: str, run: Runner = run_command) -> str:
+        return run(["rados", *self._auth(), "-p", self.pool, *args])
 
     def status(self, run: Runner = run_command) -> dict[str, Any]:
         data: dict[str, Any] = json.loads(self.ceph("status", "-f", "json", run=run))
@@ -171,7 +178,11 @@ class Driver(FsPlatform):
         self.rbd("rm", "--no-progress", spec)
 
     def cleanup(self, keep: bool) -> None:
-        """The snapshots and images this run created go, whatever ended it."""
+        """The snapshots and images this run created go, whatever ended it (and a read error
+        it planted is switched off and repaired)."""
+        if self.injected:
+            with contextlib.suppress(ActionFailed, ValueError):
+                cephscrub.repair(self, run_command)
         if not rbdjobs.on_rbd(self.target):
             for name in list(self.created_snapshots):
                 with contextlib.suppress(ActionFailed):
@@ -273,6 +284,10 @@ class Driver(FsPlatform):
         if what == "rebuild":
             self._rebuild = {"t0": time.monotonic(), "moved": False, "clean": 0}
             return "waiting for every PG to be active+clean"
+        if what == "scrub.corrupt":
+            return cephscrub.corrupt(self, run)
+        if what == "scrub.repair":
+            return cephscrub.repair(self, run)
         raise ActionFailed(f"platform ceph cannot {what}")
 
     def busy(self, run: Runner, what: str) -> bool:
