@@ -82,3 +82,25 @@ def test_the_health_strip_shares_the_io_charts_time_axis(tmp_path: Path,
                                        "els => els.map(e => e.clientWidth)")
     assert widths[0] == widths[1]
     assert page.locator("#platform-band").count() == 0  # no second, differently scaled band
+
+
+def test_a_run_graded_only_on_platform_thresholds_does_not_say_nothing_was_graded() -> None:
+    import io
+
+    from rich.console import Console
+
+    from assay.report.terminal import print_summary
+    from assay.results.record import RunRecord
+    from assay.results.rundir import read_record
+
+    run = Path(__file__).parents[1] / "fixtures" / "runs" / "exchange-fixture"
+    data = read_record(run).model_dump()
+    data.update(thresholds=[], status="failed", cluster={"hosts": {}, "lost": {}, "thresholds": [
+        {"expr": "platform.health_err_s == 0s", "component": "platform", "unit": "s",
+         "metric": "health_err_s", "observed": 10.0, "bound": 0.0, "passed": False,
+         "note": "time in HEALTH_ERR"}]})
+    buf = io.StringIO()
+    print_summary(Console(file=buf, width=160), RunRecord.model_validate(data), run)
+    text = buf.getvalue()
+    assert "platform.health_err_s == 0s: 10.0 s" in text
+    assert "nothing was graded" not in text
