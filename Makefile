@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 RUN_PACKAGES := fio util-linux procps libfuse3-3 fuse3
 TEST_PACKAGES := $(RUN_PACKAGES) btrfs-progs btrfs-compsize xfsprogs chromium chromium-driver \
   openssh-server openssh-client iproute2 e2fsprogs postgresql prometheus \
-  ceph-mon ceph-mgr ceph-osd ceph-common python3-rbd python3-rados
+  ceph-mon ceph-mgr ceph-osd ceph-common ceph-mds ceph-fuse python3-rbd python3-rados
 APT_PACKAGES ?= $(RUN_PACKAGES)
 
 .PHONY: demo test lint system venv clean

@@ -65,6 +65,16 @@ def run_on(lab: Lab, tmp_path: Path, scenario: str, *extra: str) \
     return proc, runs[-1], read_json(runs[-1] / "run.json")
 
 
+def rates_held(run: dict[str, Any], phases: set[str]) -> None:
+    """The rate was graded (X-Ray's band) in these phases, cluster-wide or on every node, and
+    held; each phase name as the threshold ends ("" for the whole run)."""
+    graded = [(t["expr"], t["passed"]) for t in run["thresholds"] if " in band" in t["expr"]]
+    graded += [(t["expr"], t["passed"]) for h in run["cluster"]["graded"].values()
+               for t in h["thresholds"] if " in band" in t["expr"]]
+    assert {e.split(" in band")[1].strip() for e, _ in graded} == phases, graded
+    assert all(ok for _, ok in graded), graded
+
+
 def steps(run_dir: Path) -> dict[str, dict[str, Any]]:
     return {e["name"]: e for e in read_ndjson(run_dir / "events.ndjson") if e["kind"] == "step"}
 
@@ -121,6 +131,7 @@ def test_snapshot_impact_passes_and_leaves_no_image(lab: Lab, tmp_path: Path) ->
     proc, run_dir, run = run_on(lab, tmp_path, "ceph-snapshot-impact", "--duration", "45s")
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert run["status"] == "passed"
+    rates_held(run, {"before", ""})  # every node before the snapshots, the cluster throughout
     snaps = [e for e in read_ndjson(run_dir / "events.ndjson")
              if e["kind"] == "step" and e["name"] == "snap"]
     assert len(snaps) >= 2 and all(e["outcome"] == "ok" for e in snaps)
@@ -141,6 +152,7 @@ def test_node_failure_freezes_io_then_rebuilds_on_the_survivors(lab: Lab,
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert run["status"] == "passed"
     assert list(run["cluster"]["lost"]) == ["n4"]  # only the cut node; the frozen ones stay
+    rates_held(run, {"before", "after rebuild"})  # every node before, the survivors after
     by_name = steps(run_dir)
     assert by_name["host_fail"]["outcome"] == "ok"
     assert by_name["rebuild"]["outcome"] == "ok" and by_name["rebuild"]["recovery_s"] > 0
@@ -172,6 +184,7 @@ def test_rebuild_after_an_osd_fails_under_load(lab: Lab, tmp_path: Path) -> None
     proc, run_dir, run = run_on(lab, tmp_path, "ceph-rebuild", "--duration", "150s")
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert run["status"] == "passed"
+    rates_held(run, {"before", "after rebuild"})
     by_name = steps(run_dir)
     assert by_name["fail-osd"]["outcome"] == "ok" and by_name["fail-osd"]["device"] == "osd.3"
     assert "osd.3 killed" in by_name["fail-osd"]["output"]

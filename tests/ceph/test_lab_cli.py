@@ -12,7 +12,7 @@ import pytest
 
 @pytest.mark.parametrize("args,says", [
     (["--hosts", "2"], "3 hosts or more"),
-    (["--size", "1GiB"], "takes --hosts and --name only"),
+    (["--size", "1GiB"], "takes --hosts, --name and --cephfs only"),
     (["--name", "Bad Name"], "lower-case letters")])
 def test_bad_requests_exit_2(tmp_path: Path, args: list[str], says: str) -> None:
     env = {**os.environ, "ASSAY_LAB_DIR": str(tmp_path / "labs")}

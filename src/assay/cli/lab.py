@@ -13,7 +13,7 @@ from rich.table import Table
 from assay.console import make_console
 from assay.exitcodes import UserError
 from assay.platforms import lab as labs
-from assay.platforms import labceph, labcluster
+from assay.platforms import labceph, labcephfs, labcluster
 from assay.scenario.units import UnitError, format_size, parse_size
 
 root_option = click.option(
@@ -60,19 +60,24 @@ def command() -> None:
 @click.option("--faulty", is_flag=True,
               help="Serve the devices through a fault server (FUSE), so that steps can fail, "
                    "slow, corrupt and heal them: `device` op fail|slow|corrupt|heal.")
+@click.option("--cephfs", is_flag=True,
+              help="ceph: also a metadata server and a CephFS, mounted with ceph-fuse at "
+                   "<lab>/cephfs (a `ceph` target's `path`).")
 @click.option("--json", "json_mode", is_flag=True, help="Print the lab's state as JSON.")
 @root_option
 def create(kind: str, name: str | None, devices: int | None, spares: int | None,
            hosts: int | None,
-           size: str | None, throttle_iops: int, faulty: bool, json_mode: bool,
+           size: str | None, throttle_iops: int, faulty: bool, cephfs: bool, json_mode: bool,
            root: Path | None) -> None:
     """Create a KIND lab (btrfs, btrfs-raid1, xfs), mounted and ready as a run target; or a
     `cluster` of --hosts hosts reached over SSH, with its Ansible inventory."""
     if kind == "ceph":
         if faulty or size or devices is not None or throttle_iops:
-            raise UserError("a ceph lab takes --hosts and --name only")
-        _create_ceph(name or kind, 4 if hosts is None else hosts, json_mode, root)
+            raise UserError("a ceph lab takes --hosts, --name and --cephfs only")
+        _create_ceph(name or kind, 4 if hosts is None else hosts, cephfs, json_mode, root)
         return
+    if cephfs:
+        raise UserError("--cephfs is for a ceph lab")
     try:
         nbytes = parse_size(size) if size else \
             labcluster.DEFAULT_SIZE if kind == "cluster" else 1 << 30
@@ -128,8 +133,9 @@ def _create_cluster(name: str, hosts: int, nbytes: int, json_mode: bool,
     click.echo(c.inventory)
 
 
-def _create_ceph(name: str, hosts: int, json_mode: bool, root: Path | None) -> None:
-    c, lab = labceph.create(name, hosts, root)
+def _create_ceph(name: str, hosts: int, cephfs: bool, json_mode: bool,
+                 root: Path | None) -> None:
+    c, lab = (labcephfs.create if cephfs else labceph.create)(name, hosts, root)
     if json_mode:
         click.echo(json.dumps(labceph.summary(c, lab), indent=2))
         return
@@ -139,6 +145,8 @@ def _create_ceph(name: str, hosts: int, json_mode: bool, root: Path | None) -> N
               f"{lab.pool} (size 3, min_size 2), cephx")
     for h in c.hosts:
         con.print(f"  {h.name}  {h.address}  namespace {h.netns}  osd.{lab.osds[h.name]}")
+    if lab.cephfs:
+        con.print(f"  CephFS (MDS on {c.hosts[0].name}) mounted with ceph-fuse at {lab.cephfs}")
     con.print(f"run a scenario on it:  assay run ceph-node-failure --lab {c.name}")
     con.print("the inventory and the ceph.conf:")
     click.echo(c.inventory)

@@ -15,6 +15,8 @@ Operations, each one of Ceph's own commands:
   device remove     ceph osd out N (its data moves off; the daemon keeps running)
   device recover    ceph osd in N, then the OSD starts (lab, or `options.osd_start`)
   scrub             ceph osd pool deep-scrub POOL; done when every PG's deep-scrub stamp moved
+  scrub corrupt     a read error planted in one copy, found by a deep-scrub (platforms/cephscrub)
+  scrub repair      ceph pg repair on each inconsistent PG
   rebuild           waits until every PG is active+clean (after a non-clean state was seen:
                     PG stats lag a map change by seconds), recording the recovery time
   throttle          recovery and backfill limits (ceph config set osd ...), restored after
@@ -29,13 +31,14 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from assay.exitcodes import UserError
-from assay.platforms import cephstate, labceph, labcluster, rbdjobs
+from assay.platforms import cephscrub, cephstate, labceph, labcluster, rbdjobs
 from assay.platforms.fsbase import ActionFailed, FsPlatform, Runner, run_command
 from assay.scenario.models import Target
 
 OWNER = "assay.owner"
 WATCH_S = 45.0  # how long a leftover image's watchers may take to lapse
 SETTLE_S = 60.0  # nothing seen to recover this long after a failure: there was nothing to do
+CEPHFS = ("ceph", "fuse.ceph-fuse")  # the kernel client's and ceph-fuse's fstype
 RECOVERY_KEYS = {"backfills": "osd_max_backfills", "recovery_active": "osd_recovery_max_active",
                  "recovery_sleep": "osd_recovery_sleep_hdd"}
 
@@ -44,7 +47,8 @@ class Driver(FsPlatform):
     name: ClassVar[str] = "ceph"
     actions: ClassVar[frozenset[str]] = frozenset({
         "snapshot", "snapshot.delete", "device.fail", "device.remove", "device.recover",
-        "scrub", "rebuild", "done.rebuild", "done.scrub", "throttle.recovery"})
+        "scrub", "rebuild", "done.rebuild", "done.scrub", "throttle.recovery", "scrub.corrupt",
+        "scrub.repair"})
 
     def __init__(self, target: Target):
         super().__init__(target)
@@ -58,6 +62,7 @@ class Driver(FsPlatform):
         self._rebuild: dict[str, Any] = {}
         self._scrub: dict[str, str] = {}
         self.blocklisted: list[str] = []  # this run's own stale clients (see _remove)
+        self.injected: set[int] = set()  # OSDs with a planted read error (platforms/cephscrub)
 
     # -- commands ---------------------------------------------------------------------------
     def _auth(self) -> list[str]:
@@ -69,6 +74,9 @@ class Driver(FsPlatform):
 
     def rbd(self, *args: str, run: Runner = run_command) -> str:
         return run(["rbd", *self._auth(), *args])
+
+    def rados(self, *args: str, run: Runner = run_command) -> str:
+        return run(["rados", *self._auth(), "-p", self.pool, *args])
 
     def status(self, run: Runner = run_command) -> dict[str, Any]:
         data: dict[str, Any] = json.loads(self.ceph("status", "-f", "json", run=run))
@@ -83,7 +91,17 @@ class Driver(FsPlatform):
             raise UserError("a ceph target on RBD runs fio on hosts: give --lab NAME (`assay "
                             "lab create ceph`) or --hosts FILE; or give target.path, a CephFS "
                             "directory")
+        self.check_target()
         return super().prepare()
+
+    def check_target(self) -> Path:
+        """A `path` is a directory on a mounted CephFS (kernel client or ceph-fuse)."""
+        path = super().check_target()
+        if self.mount.get("fstype") not in CEPHFS:
+            raise UserError(f"target.path {path} is on {self.mount.get('fstype') or 'unknown'}"
+                            f", not CephFS (platform ceph: mount it with ceph-fuse or mount -t "
+                            f"ceph; or leave out the path to drive RBD images)")
+        return path
 
     # -- a run's images ---------------------------------------------------------------------
     def open_hosts(self, scenario: str, files: list[tuple[str, int]],
@@ -160,7 +178,15 @@ class Driver(FsPlatform):
         self.rbd("rm", "--no-progress", spec)
 
     def cleanup(self, keep: bool) -> None:
-        """The snapshots and images this run created go, whatever ended it."""
+        """The snapshots and images this run created go, whatever ended it (and a read error
+        it planted is switched off and repaired)."""
+        if self.injected:
+            with contextlib.suppress(ActionFailed, ValueError):
+                cephscrub.repair(self, run_command)
+        if not rbdjobs.on_rbd(self.target):
+            for name in list(self.created_snapshots):
+                with contextlib.suppress(ActionFailed):
+                    self.snapshot_delete(run_command, name)
         for spec in list(self.created):
             with contextlib.suppress(ActionFailed):
                 self._remove(spec)
@@ -177,8 +203,10 @@ class Driver(FsPlatform):
 
     # -- snapshots --------------------------------------------------------------------------
     def snapshot_create(self, run: Runner, name: str) -> str:
-        if not rbdjobs.on_rbd(self.target):
-            return run(["mkdir", str(Path(self._cephfs()) / ".snap" / name)])
+        if not rbdjobs.on_rbd(self.target):  # a CephFS snapshot: a directory in .snap
+            out = run(["mkdir", str(Path(self._cephfs()) / ".snap" / name)])
+            self.created_snapshots.append(name)
+            return out or f"CephFS snapshot {self._cephfs()}/.snap/{name}"
         for spec in self.images:
             self.rbd("snap", "create", f"{spec}@{name}", run=run)
         self.created_snapshots.append(name)
@@ -256,6 +284,10 @@ class Driver(FsPlatform):
         if what == "rebuild":
             self._rebuild = {"t0": time.monotonic(), "moved": False, "clean": 0}
             return "waiting for every PG to be active+clean"
+        if what == "scrub.corrupt":
+            return cephscrub.corrupt(self, run)
+        if what == "scrub.repair":
+            return cephscrub.repair(self, run)
         raise ActionFailed(f"platform ceph cannot {what}")
 
     def busy(self, run: Runner, what: str) -> bool:

@@ -41,7 +41,7 @@ from assay.platforms.labcephstate import STATE, CephLab, load_dir
 from assay.platforms.labcluster import Cluster
 
 __all__ = ["CephLab", "create", "daemon_pids", "destroy", "inventory_of", "is_ceph", "load",
-           "load_dir", "start_osd", "stop_daemon", "summary", "wait_healthy"]
+           "load_dir", "start_daemon", "start_osd", "stop_daemon", "summary", "wait_healthy"]
 
 PG_NUM = 32
 OSD_BYTES = 10 << 30  # sparse: ~1.3-2 GiB used per OSD with a 1 GiB image x3
@@ -126,7 +126,7 @@ def _run(argv: list[str], what: str, timeout: float = 120.0) -> str:
     return proc.stdout.strip()
 
 
-def _daemon(lab: CephLab, netns: str, argv: list[str]) -> None:
+def start_daemon(lab: CephLab, netns: str, argv: list[str]) -> None:
     """Start a Ceph daemon in a host's namespace, in a session of its own (setsid): it
     forks into the background and writes its pid file; its output goes to the lab's log."""
     log = Path(lab.root) / "log" / "daemons.out"
@@ -193,12 +193,12 @@ def _bring_up(c: Cluster, lab: CephLab) -> None:
           f"[v2:{lab.mon}:3300,v1:{lab.mon}:6789]", monmap], "monmaptool")
     _run(["ceph-mon", "-c", lab.conf, "--mkfs", "-i", "a", "--monmap", monmap, "--keyring",
           mon_keyring], "ceph-mon --mkfs")
-    _daemon(lab, n1, ["ceph-mon", "-i", "a"])
+    start_daemon(lab, n1, ["ceph-mon", "-i", "a"])
     mgr = r / "dev" / "mgr.x"
     mgr.mkdir(exist_ok=True)
     ceph(lab, "auth", "get-or-create", "mgr.x", "mon", "allow profile mgr", "osd", "allow *",
          "mds", "allow *", "-o", str(mgr / "keyring"))
-    _daemon(lab, n1, ["ceph-mgr", "-i", "x"])
+    start_daemon(lab, n1, ["ceph-mgr", "-i", "x"])
     with ThreadPoolExecutor(max_workers=len(c.hosts)) as pool:  # OSDs in parallel (~5 s each)
         for f in [pool.submit(_make_osd, lab, h.netns, lab.osds[h.name]) for h in c.hosts]:
             f.result()
@@ -227,7 +227,7 @@ def _make_osd(lab: CephLab, netns: str, i: int) -> None:
 
 
 def start_osd(lab: CephLab, netns: str, i: int) -> None:
-    _daemon(lab, netns, ["ceph-osd", "-i", str(i)])
+    start_daemon(lab, netns, ["ceph-osd", "-i", str(i)])
 
 
 def status(lab: CephLab) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -42,11 +43,28 @@ def stop_daemon(lab: CephLab, name: str, sig: int = signal.SIGKILL) -> bool:
     return True
 
 
+def _unmount(path: str) -> bool:
+    """The lab's ceph-fuse mount: unmounted (lazily if busy or its client is gone)."""
+    with open("/proc/mounts", encoding="utf-8") as fh:
+        if not any(len(f := line.split()) > 2 and f[1] == path for line in fh):
+            return False
+    try:
+        busy = subprocess.run(["umount", path], capture_output=True, check=False,
+                              timeout=30).returncode != 0
+    except subprocess.TimeoutExpired:
+        busy = True
+    if busy:
+        subprocess.run(["umount", "-l", path], capture_output=True, check=False, timeout=30)
+    return True
+
+
 def destroy(c: Cluster) -> list[str]:
     """Kill the Ceph daemons (SIGKILL: the lab's data goes anyway), then the lab cluster."""
     done: list[str] = []
     with contextlib.suppress(UserError):
         lab = load_dir(Path(c.root))
+        if lab.cephfs and _unmount(lab.cephfs):  # first, while its MDS still answers
+            done.append(f"unmounted CephFS from {lab.cephfs}")
         pids = daemon_pids(lab)
         for name in pids:
             stop_daemon(lab, name)

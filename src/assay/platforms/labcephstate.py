@@ -24,6 +24,7 @@ class CephLab:
     osds: dict[str, int] = field(default_factory=dict)  # host -> its OSD id
     status: str = "creating"
     bringup_s: float = 0.0
+    cephfs: str = ""  # where CephFS is mounted on this machine (--cephfs: platforms/labcephfs.py)
 
     @property
     def conf(self) -> str:

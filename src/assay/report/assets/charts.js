@@ -9,6 +9,8 @@ var AssayCharts = (function () {
     "#a61e4d"];
   var DASHES = [[], [7, 4], [2, 3], [9, 3, 2, 3]];
   var MARGIN = { l: 60, r: 14, t: 22, b: 26 };
+  // platform health (report.py platform band states): the strip above a chart's plot
+  var STRIP = { ok: "#2da44e", warn: "#d4a72c", err: "#cf222e", gone: "#8c959f" }, STRIP_H = 6;
 
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -158,6 +160,7 @@ var AssayCharts = (function () {
   }
 
   Chart.prototype.fullX = function () {
+    if (this.opts.xDomain) return this.opts.xDomain.slice();  // one axis shared with other charts
     var lo = Infinity, hi = -Infinity;
     this.opts.series.forEach(function (s) {
       if (s.x.length) { lo = Math.min(lo, s.x[0]); hi = Math.max(hi, s.x[s.x.length - 1]); }
@@ -256,6 +259,13 @@ var AssayCharts = (function () {
     });
     ctx.strokeStyle = "#cbd2d9";
     ctx.beginPath(); ctx.moveTo(m.l, m.t + ph + 0.5); ctx.lineTo(m.l + pw, m.t + ph + 0.5); ctx.stroke();
+    // the platform's health strip along the top of the plot, on this chart's own x scale
+    (this.opts.strip || []).forEach(function (b) {
+      var a = Math.max(sx(b[0]), m.l), z = Math.min(sx(b[1]), m.l + pw);
+      if (z <= a) return;
+      ctx.fillStyle = STRIP[b[2]] || STRIP.gone;
+      ctx.fillRect(a, m.t - STRIP_H - 1, z - a, STRIP_H);
+    });
     // event bands and lines
     var evs = (this.opts.events || []).filter(function (e) { return e.start <= x1 && (e.end || e.start) >= x0; });
     evs.forEach(function (e) {

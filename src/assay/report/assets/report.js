@@ -63,6 +63,7 @@
     METRICS.forEach(function (m) {
       new C.Chart(group, grid, { id: m.key, title: m.title, fmt: m.fmt, log: m.log, allowLog: true,
         xKind: "time", series: seriesFor(m.key), bands: bands, events: events,
+        strip: data.platform ? data.platform.band : null,
         hbands: m.key === "iops" ? (hbands || []) : [] });
     });
   }
@@ -71,29 +72,14 @@
     { id: "host-mem", title: "Host memory used %", keys: [["mem_used_pct", "memory"]] },
     { id: "host-net", title: "Host network MB/s (all NICs)", keys: [["net_rx_mbps", "received"], ["net_tx_mbps", "sent"]] }
   ];
-  // the platform's own state (Ceph): a health band with the steps marked, then its series
+  // the platform's own state (Ceph): its series under a health strip, on the IO charts' x axis
   var PLATFORM_CHARTS = [["pgs", "PGs not active+clean", ["not_clean"]],
     ["objects", "Degraded / misplaced objects", ["degraded_objects", "misplaced_objects"]],
     ["recovery", "Recovery MB/s", ["recovery_mbps"]],
     ["client", "Client IO/s, as the platform reports it", ["client_iops"]]];
-  function platformSection(p, bands, events) {
+  function platformSection(p, bands, events, io) {
     add(app, "h2", null, "Platform state").id = "platform";
-    add(app, "p", "hint", "The platform's own view each second, on the run's clock. Band: green HEALTH_OK with every PG active+clean; amber a warning, degraded, recovering or peering; red HEALTH_ERR; grey no answer. Dashed marks: timeline steps.");
-    var t0 = Math.min(0, p.band[0][0]), t1 = p.band[p.band.length - 1][1], span = Math.max(t1 - t0, 1);
-    var strip = add(app, "div", "pband");
-    strip.id = "platform-band";
-    p.band.forEach(function (b) {
-      var seg = add(strip, "span", "pseg " + b[2]);
-      seg.style.left = (100 * (b[0] - t0) / span) + "%";
-      seg.style.width = (100 * (b[1] - b[0]) / span) + "%";
-      seg.title = C.fmtTime(b[0]) + " to " + C.fmtTime(b[1]) + ": " + b[3];
-    });
-    (events || []).forEach(function (e) {
-      var m = add(strip, "span", "pevent");
-      m.style.left = (100 * (e.start - t0) / span) + "%";
-      m.title = e.name + " at " + C.fmtTime(e.start) + (e.outcome ? " (" + e.outcome + ")" : "");
-      add(m, "span", "plabel", e.name);
-    });
+    add(app, "p", "hint", "The platform's own view each second, on the run's clock and the IO charts' time axis. The strip along the top of every chart, here and above: green HEALTH_OK with every PG active+clean; amber a warning, degraded, recovering or peering; red HEALTH_ERR; grey no answer. Dashed lines: timeline steps.");
     var keys = Object.keys(p.labels);
     var group = new C.Group(keys.map(function (k, i) {
       return { key: "platform:" + k, label: p.labels[k], color: C.PALETTE[(i + 3) % C.PALETTE.length], dash: [] };
@@ -103,8 +89,13 @@
     PLATFORM_CHARTS.forEach(function (c) {
       new C.Chart(group, grid, { id: "platform-" + c[0], title: c[1], fmt: C.fmtNum, allowLog: false, xKind: "time",
         series: c[2].map(function (k) { return { key: "platform:" + k, x: p.series[k][0], y: p.series[k][1] }; }),
-        bands: bands, events: events });
+        bands: bands, events: events, strip: p.band, xDomain: io && io.charts.length ? io.charts[0].fullX() : null });
     });
+    if (io) {  // one zoom for both: a drag on either redraws the other on the same range
+      var ioSet = io.setRange.bind(io), pSet = group.setRange.bind(group);
+      io.setRange = function (r) { ioSet(r); pSet(r); };
+      group.setRange = function (r) { pSet(r); ioSet(r); };
+    }
   }
   function hostCharts(bands, events) {
     var hosts = Object.keys(data.hosts || {});
@@ -313,7 +304,7 @@
     if (lostHosts.length) add(app, "p", "hint n-minus-1", "After " + lostHosts.map(function (h) { return h + "'s loss at " + data.cluster.lost[h].t + " s"; }).join(", ") +
       ", each component's target is the surviving hosts' share (N-1): the IOPS drop there is the lost host's load leaving, graded against the survivors' target, not a shortfall.");
     hostIoCharts(data.phases, data.steps);
-    if (data.platform) platformSection(data.platform, data.phases, data.steps);
+    if (data.platform) platformSection(data.platform, data.phases, data.steps, group);
     var hgroup = hostCharts(data.phases, data.steps);
 
     add(app, "h3", null, "Timeline steps");
