@@ -35,6 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from assay.cluster.failover import Failover
 from assay.cluster.hostseries import HostSeries
 from assay.cluster.liveness import LOSS_S, PROBE_S, Liveness
 from assay.exitcodes import UserError
@@ -90,6 +91,7 @@ class RunnerGroup:
         self.force = False  # write into instance directories holding files not assay's
         self.spawn_s: dict[str, float] = {}  # how long one remote command took per host
         self.late: dict[str, int] = {}  # host -> times it was silent but answered a probe
+        self.failover = Failover(self)  # lost hosts' instances restarted (cluster/failover.py)
         self._t0 = 0.0
 
     # -- opening: everything checked before any IO ----------------------------------------
@@ -220,6 +222,7 @@ class RunnerGroup:
             runs[h] = self.runners[h].start(name, {**env, **self.envs[h]}, at=t0 + offset,
                                             sections=sections)
         self.current = ClusterRun(self, runs, t0, Path(name).stem)
+        self.current.env = dict(env)
         return self.current
 
     def fetch_logs(self) -> list[Path]:
@@ -288,7 +291,7 @@ class RunnerGroup:
         return {"hosts": self.facts, "placement": self.plan.cluster.to_json(),
                 "variables": self.envs, "skew_ms": self.skew,
                 "worst_skew_ms": round(max(spreads), 3) if spreads else None,
-                "lost": self.lost, "late": self.late}
+                "lost": self.lost, "late": self.late, "failover": self.failover.record()}
 
 
 class ClusterRun:
@@ -310,6 +313,7 @@ class ClusterRun:
                               max(0.0, t0 - time.time()) + 1.5,
                               lambda h: h not in self.active or h in self.ended)
         self.stopping = False
+        self.env: dict[str, str] = {}  # the phase's fio variables (a restart uses them)
         self._last: Document | None = None
         self._jobs_start_ms: float | None = None
         self._first_end: float | None = None
@@ -386,6 +390,10 @@ class ClusterRun:
             self._watch()
             if all(h in self.ended for h in self.order):
                 yield from self._merge(final=True)
+                tail = self.group.failover.settle(self) if self.measured else None
+                if tail is not None:  # restarted instances' last seconds (failover.py)
+                    self._last = tail
+                    yield tail
                 return
 
     def _ended(self, host: str, rc: int) -> None:
@@ -418,6 +426,8 @@ class ClusterRun:
                 self.group.late[host] = self.group.late.get(host, 0) + 1
             elif host in self.active and host not in self.ended and not self.stopping:
                 self._lose(host, why)
+        if self.measured:
+            self.group.failover.tick(self)
         now = time.monotonic()
         if self._first_end is not None and now - self._first_end > OVERRUN_S + self._spread():
             for h in [h for h in self.active if h not in self.ended]:
@@ -436,6 +446,7 @@ class ClusterRun:
                             hosts_active=len(self.active))
         if self.measured:
             self.group.reschedule(host, t)
+            self.group.failover.lost(self, host, t)
         if self.measured:  # a timeline event: phases cut at it
             self.group.rd.event("step", name="host_lost", action="host_lost", n=1,
                                 t_due=t, t_start=t, t_end=t, seconds=0.0, outcome="detected",
@@ -451,6 +462,11 @@ class ClusterRun:
         doc = (self.pending[host] or [self.frozen.get(host) or {}])[-1]
         return round(max((float(j.get("job_runtime") or 0) for j in doc.get("jobs", [])),
                          default=0.0) / 1000, 3)
+
+    @property
+    def jobs_start_ms(self) -> float | None:
+        """When the merged axis starts (epoch ms, this machine's clock), once known."""
+        return self._jobs_start_ms
 
     def _t(self) -> float | None:
         if self._last is None or self._jobs_start_ms is None:
@@ -473,6 +489,8 @@ class ClusterRun:
                     fresh.append(h)
                     rel.append(float(doc.get("timestamp_ms") or 0) / 1000 - self._host_start(h))
             jobs = [j for h in self.order if h in self.frozen for j in self.frozen[h]["jobs"]]
+            if self.measured:  # restarted instances, after every host's (cluster/failover.py)
+                jobs += self.group.failover.jobs()
             stamp = (self.t0 + max(rel)) * 1000
             merged: Document = {"timestamp_ms": stamp, "jobs": jobs}
             if self._jobs_start_ms is None:
@@ -497,6 +515,7 @@ class ClusterRun:
 
     def stop(self) -> None:
         self.stopping = True
+        self.group.failover.stop()
         threads = [threading.Thread(target=run.stop, daemon=True)
                    for h, run in self.runs.items() if h not in self.ended and h in self.active]
         for t in threads:

@@ -28,6 +28,7 @@ from assay.metrics.sampler import ComponentSpec
 from assay.workloads.base import Stream
 
 if TYPE_CHECKING:
+    from assay.plan.failover import Instance, Move
     from assay.plan.model import Plan
 
 SLICE = re.compile(r"^\s*(?P<a>[-0-9n/+ ]*)\s*(?::\s*(?P<b>[-0-9n/+ ]*))?\s*$")
@@ -59,6 +60,10 @@ class HostPlan:
 class ClusterPlan:
     hosts: dict[str, HostPlan] = field(default_factory=dict)  # in inventory order
     skew_limit_ms: float | None = None  # `start_skew: "< 10ms"`: the worst start skew
+    # each host's instances (a recovered host restarts them) and, per host, where its
+    # `failover` instances start again when it is lost (plan/failover.py)
+    instances: dict[str, list[Instance]] = field(default_factory=dict)
+    moves: dict[str, list[Move]] = field(default_factory=dict)
 
     @property
     def names(self) -> list[str]:
@@ -68,7 +73,12 @@ class ClusterPlan:
         return {name: {**hp.host.public(), "instances": hp.instances,
                        "files": len(hp.files),
                        **({"windows": {w: [list(x) for x in v] for w, v in hp.windows.items()}}
-                          if hp.windows else {})} for name, hp in self.hosts.items()}
+                          if hp.windows else {}),
+                       **({"failover": [{"workload": m.instance.workload, "instance":
+                                         m.instance.k, "to": m.to, "after_s": m.after}
+                                        for m in self.moves[name]]}
+                          if self.moves.get(name) else {})}
+                for name, hp in self.hosts.items()}
 
 
 def _term(text: str, n: int) -> int:
@@ -207,7 +217,10 @@ def place(plan: Plan, hosts: list[Host]) -> tuple[Plan, dict[str, dict[str, str]
         s.components = [staggered(c, [delays(plan, s.workload, n)
                                       for n in range(total[s.workload])], length)
                         for c in s.components]
-    cluster = ClusterPlan(host_plans, skew_limit(plan.scenario.thresholds))
+    from assay.plan.failover import plan_moves
+
+    every, moves = plan_moves(plan, placed, hosts, host_plans, jobfiles)
+    cluster = ClusterPlan(host_plans, skew_limit(plan.scenario.thresholds), every, moves)
     note = ("not computed in a cluster run: it needs each IO's issue time from fio's issue "
             "logs, and those stay on each host (read back over SSH as fio writes them, they "
             "would cost the hosts' links and this machine's CPU); latency is from submission")

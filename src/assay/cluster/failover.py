@@ -1,0 +1,265 @@
+"""A lost host's instances started again on the survivors (`failover`), a recovered host's
+started again on it (`host_recover`), while the run goes on.
+
+    lost n3 at 8.0 s --(loss detected, then failover.after)--> n3's instances on n1 and n2
+    host_recover n3 ------------------------------------------> n3's other instances on n3
+
+Each restart is a fio of its own on the host that takes the instances (a "rider"): their job
+files (plan/failover.py) from their schedule's current point to their own end. A rider's
+dumps ride along at the end of every merged dump (the Sampler keys jobs by their place, so a
+rider keeps its place from its first dump on), and the merged target steps up by the
+instances' rates from their restart: they are graded from there. run.json's
+`cluster.failover` records each rider: its instances, the loss, the restart, its first IO and
+the gap from the loss to it (X-Ray's "how long the application was gone").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from assay.metrics.sampler import ComponentSpec
+from assay.plan.failover import Instance, restart_text
+from assay.runners.base import Document, FioRun
+
+if TYPE_CHECKING:
+    from assay.cluster.group import ClusterRun, RunnerGroup
+
+LEAD_S = 1.0  # from writing a rider's job file to its start instant
+RECONNECT_S = 20.0  # a recovered host's SSH may take this long to answer again
+SETTLE_S = 5.0  # riders still running this long after every host ended are stopped
+
+
+@dataclass
+class Rider:
+    """One fio started mid-run: `kind` failover (a lost host's instances on a survivor) or
+    rejoin (a recovered host's own)."""
+
+    kind: str
+    host: str
+    source: str
+    instances: list[Instance]
+    loss_t: float | None
+    restart_t: float  # its start instant on the run's axis
+    offset_s: float  # the host's clock minus this machine's
+    jobs_start_s: float  # the axis' zero, this machine's clock
+    run: FioRun | None = None
+    last: Document | None = None
+    slot: int | None = None  # its place among the riders' jobs, from its first dump on
+    merged: Document | None = None  # its dump in the newest merged one
+    first_io_t: float | None = None
+    ended: int | None = None
+    lost_t: float | None = None  # its host was lost while it ran
+    error: str = ""
+    added: list[tuple[str, float, float, float]] = field(default_factory=list)
+
+    def pump(self) -> None:
+        assert self.run is not None
+        with contextlib.suppress(Exception):
+            for doc in self.run.documents(poll=0.5):
+                if doc is not None:
+                    self.last = doc
+                    if self.first_io_t is None:
+                        self.first_io_t = self._first_io(doc)
+        self.ended = self.run.wait()
+
+    def _first_io(self, doc: Document) -> float | None:
+        """When its first IO was issued, on the run's axis: the dump's time less the run time
+        of the longest-running job that did IO (a paced job issues its first IO at once)."""
+        ran = [float(j.get("job_runtime") or 0) for j in doc.get("jobs", [])
+               if any(int((j.get(d) or {}).get("total_ios") or
+                          ((j.get(d) or {}).get("lat_ns") or {}).get("N") or 0)
+                      for d in ("read", "write"))]
+        if not ran:
+            return None
+        t = float(doc["timestamp_ms"]) / 1000 - self.offset_s - max(ran) / 1000
+        return round(t - self.jobs_start_s, 2)
+
+    def ios(self) -> int:
+        jobs = (self.last or {}).get("jobs", [])
+        return sum(int(((j.get(d) or {}).get("lat_ns") or {}).get("N") or 0)
+                   for j in jobs for d in ("read", "write"))
+
+    def record(self) -> dict[str, Any]:
+        gap = None if self.first_io_t is None or self.loss_t is None else \
+            round(self.first_io_t - self.loss_t, 2)
+        return {"kind": self.kind, "host": self.host, "from": self.source,
+                "instances": [f"{i.workload}@{i.host}.{i.k}" for i in self.instances],
+                "lost_at_s": self.loss_t, "restart_s": round(self.restart_t, 2),
+                "first_io_s": self.first_io_t, "gap_s": gap, "ios": self.ios(),
+                "exit": self.ended, "host_lost_s": self.lost_t,
+                **({"error": self.error} if self.error else {})}
+
+
+class Failover:
+    """The riders of one cluster run (RunnerGroup.failover)."""
+
+    def __init__(self, group: RunnerGroup):
+        self.group = group
+        self.riders: list[Rider] = []
+        self.waiting: list[tuple[float, str, str, float]] = []  # (due, source, to, loss t)
+        self.refused: list[dict[str, Any]] = []  # restarts that could not be made
+        self._slots = 0
+        self._lock = threading.Lock()
+
+    # -- the ClusterRun's hooks -------------------------------------------------------------
+    def lost(self, run: ClusterRun, host: str, t: float) -> None:
+        """`host` was lost at `t`: its failover instances wait for their survivors; the
+        riders on it are lost with it (their rates leave the target)."""
+        assert self.group.plan.cluster is not None
+        for r in self.riders:
+            if r.host == host and r.lost_t is None:
+                r.lost_t = t
+                for component, rate, a, b in r.added:
+                    self._step(component, -rate, max(a, t), b)
+        now = run.clock()  # the run's clock: a replay's runs faster than this machine's
+        for m in self.group.plan.cluster.moves.get(host, []):
+            key = (now + m.after, host, m.to, t)
+            if key not in self.waiting:
+                self.waiting.append(key)
+
+    def tick(self, run: ClusterRun) -> None:
+        """Start the restarts that are due (each in a thread: SSH takes its time)."""
+        now = run.clock()
+        due = [w for w in self.waiting if w[0] <= now]
+        for w in due:
+            self.waiting.remove(w)
+            _, source, to, loss_t = w
+            moves = [m for m in self.group.plan.cluster.moves.get(source, [])  # type: ignore
+                     if m.to == to]
+            if to in self.group.lost:
+                self.refused.append({"from": source, "to": to, "why": f"{to} is lost too"})
+                continue
+            threading.Thread(target=self._start, daemon=True, args=(
+                run, "failover", to, source, [(m.instance, m.text) for m in moves],
+                loss_t, f"failover-{source}.fio")).start()
+
+    def rejoin(self, host: str) -> str:
+        """`host_recover`: the recovered host's instances that were not moved start again on
+        it, at their schedule's current point; its pending moves are cancelled."""
+        run = self.group.current
+        assert self.group.plan.cluster is not None
+        if run is None or not run.measured or host not in self.group.lost:
+            return ""
+        self.waiting = [w for w in self.waiting if w[1] != host]
+        moved = {id(i) for r in self.riders if r.source == host and r.kind == "failover"
+                 for i in r.instances}
+        own = [(i, i.text) for i in self.group.plan.cluster.instances.get(host, [])
+               if id(i) not in moved]
+        if not own:
+            return f"{host}: its instances run on the survivors (failover): none rejoins"
+        n = sum(1 for r in self.riders if r.host == host and r.kind == "rejoin")
+        rider = self._start(run, "rejoin", host, host, own,
+                            float(self.group.lost[host]["t"]), f"rejoin{n or ''}.fio")
+        if rider is None or rider.run is None:
+            return f"{host}: could not rejoin the load: {rider.error if rider else 'no run'}"
+        return f"{host} rejoined the load at {rider.restart_t:.1f}s ({len(own)} instances)"
+
+    def jobs(self) -> list[dict[str, Any]]:
+        """The riders' jobs, in their places, for the merged dump."""
+        with self._lock:
+            for r in self.riders:
+                if r.slot is None and r.last is not None:
+                    r.slot, self._slots = self._slots, self._slots + 1
+            placed = sorted((r for r in self.riders if r.slot is not None),
+                            key=lambda r: r.slot or 0)
+        for r in placed:
+            r.merged = r.last
+        return [j for r in placed for j in (r.last or {}).get("jobs", [])]
+
+    def settle(self, run: ClusterRun) -> Document | None:
+        """Every host ended: riders end with them; a last merged dump when a rider's last
+        seconds came after the hosts' (none else)."""
+        began = time.monotonic()
+        for r in list(self.riders):
+            if r.run is None:
+                continue
+            while r.ended is None and time.monotonic() - began < SETTLE_S:
+                time.sleep(0.1)
+            if r.ended is None:
+                with contextlib.suppress(Exception):
+                    r.run.stop()
+        late = [r for r in self.riders if r.last is not None and r.last is not r.merged]
+        last = run.last_doc
+        if not late or last is None:
+            return None
+        newest = max(float(r.last["timestamp_ms"]) - r.offset_s * 1000 for r in late if r.last)
+        jobs = [j for h in run.order if h in run.frozen for j in run.frozen[h]["jobs"]]
+        return {"timestamp_ms": max(float(last["timestamp_ms"]) + 100, newest),
+                "jobs": jobs + self.jobs()}
+
+    def stop(self) -> None:
+        for r in list(self.riders):
+            if r.run is not None and r.ended is None:
+                with contextlib.suppress(Exception):
+                    r.run.stop()
+
+    def record(self) -> list[dict[str, Any]]:
+        return [r.record() for r in self.riders] + self.refused
+
+    # -- starting a rider -------------------------------------------------------------------
+    def _start(self, run: ClusterRun, kind: str, host: str, source: str,
+               todo: list[tuple[Instance, str]], loss_t: float, name: str) -> Rider | None:
+        group = self.group
+        start_ms = run.jobs_start_ms
+        if start_ms is None or run.stopping:
+            return None
+        offset = float(group.facts.get(host, {}).get("clock_offset_ms") or 0) / 1000
+        rider = Rider(kind, host, source, [i for i, _ in todo], loss_t, 0.0, offset,
+                      start_ms / 1000)
+        runner = group.runners[host]
+        began = time.monotonic()
+        while True:  # a recovered host's network and sshd take a moment
+            at = run.clock() + LEAD_S  # time enough to write its job file there
+            t = at - start_ms / 1000
+            texts = [(i, x) for i, text in todo
+                     if (x := restart_text(text, i.window, t)) is not None]
+            if not texts:
+                return None
+            try:
+                runner.write_job(name, "\n".join(x for _, x in texts))
+                break
+            except Exception as e:  # noqa: BLE001 - said in run.json, the run goes on
+                if kind != "rejoin" or time.monotonic() - began > RECONNECT_S:
+                    rider.error = f"could not write its job file: {e}"
+                    self.riders.append(rider)
+                    return rider
+                time.sleep(1.0)
+        rider.restart_t = t
+        rider.instances = [i for i, _ in texts]
+        rider.run = runner.start(name, {**run.env, **group.envs[host]}, at=at + offset)
+        last = max((i.window[1] for every in group.plan.cluster.instances.values()  # type: ignore
+                    for i in every), default=math.inf)
+        for inst in rider.instances:  # an instance ending with the run keeps its rate to the end
+            a, b = max(t, inst.window[0]), inst.window[1] if inst.window[1] < last else math.inf
+            for c in inst.components:
+                if c.target_iops:
+                    rider.added.append((c.component, c.target_iops, a, b))
+                    self._step(c.component, c.target_iops, a, b)
+        self.riders.append(rider)
+        group.rd.event("failover" if kind == "failover" else "rejoin", host=host,
+                       source=source, t=round(rider.restart_t, 2), loss_t=loss_t,
+                       instances=len(rider.instances))
+        threading.Thread(target=rider.pump, daemon=True).start()
+        return rider
+
+    def _step(self, component: str, rate: float, a: float, b: float) -> None:
+        for spec in self.group.specs:
+            if spec.component == component:
+                add_window(spec, rate, a, b)
+
+
+def add_window(spec: ComponentSpec, rate: float, a: float, b: float = math.inf) -> None:
+    """`rate` more IO/s (less, when negative) in the component's target from `a` to `b`; the
+    IOs due before `a` stay due."""
+    edges = sorted({a, *([b] if math.isfinite(b) else []),
+                    *(x for x, _ in spec.target_steps if x > a)})
+    steps = [(x, v) for x, v in spec.target_steps if x < a]
+    for x in edges:
+        value = (spec.rate_at(x) or 0.0) + (rate if a <= x < b else 0.0)
+        steps.append((x, round(value, 6) if value > 1e-6 else None))
+    spec.target_steps = tuple(steps)
