@@ -140,8 +140,8 @@ def host_dir(host: str, k: int) -> str:
     return f"{UNSAFE.sub('_', host)[:48]}.{k}"
 
 
-def _instance(streams: list[Stream], subdir: str, delay: float, seed: int | None) \
-        -> list[Stream]:
+def _instance(streams: list[Stream], subdir: str, delay: float, seed: int | None,
+              warmup: float = 0.0, duration: float = 0.0) -> list[Stream]:
     from assay.plan.build import in_subdir  # build imports this module
 
     out = copy.deepcopy(streams)
@@ -154,6 +154,11 @@ def _instance(streams: list[Stream], subdir: str, delay: float, seed: int | None
             if delay:
                 start = float(str(job.options.get("startdelay", "0")).rstrip("s") or 0)
                 job.options["startdelay"] = fio_seconds(start + delay)
+                if warmup and duration and "runtime" not in job.options:
+                    # its own warm-up, not graded: fio counts no IO (lat_ns.N) in ramp_time,
+                    # then runs the measured time (ramp_time adds to runtime)
+                    job.options["ramp_time"] = fio_seconds(warmup)
+                    job.options["runtime"] = fio_seconds(duration)
     return out
 
 
@@ -192,7 +197,8 @@ def place(plan: Plan, hosts: list[Host]) -> tuple[Plan, dict[str, dict[str, str]
                 nth = on.index(host) * counts[name] + k  # the instance's place cluster-wide
                 streams += _instance(by_workload.get(name, []), host_dir(host.name, k),
                                      stagger * nth,
-                                     plan.scenario.seed + 1000 * hi + k if k else None)
+                                     plan.scenario.seed + 1000 * hi + k if k else None,
+                                     plan.warmup, plan.duration)
         if not streams:
             continue
         streams.sort(key=lambda s: order.get(s.workload, 0))
@@ -204,7 +210,8 @@ def place(plan: Plan, hosts: list[Host]) -> tuple[Plan, dict[str, dict[str, str]
         files = local.files
         subdirs = sorted({f.rsplit("/", 1)[0] for f, _ in files if "/" in f})
         specs = [staggered(c, [delays(plan, s.workload, on.index(host) * counts[s.workload]
-                                      + k) for k in range(instances[s.workload])], length)
+                                      + k) for k in range(instances[s.workload])], length,
+                           plan.warmup)
                  for s in by_workload_in(plan, instances) for c in s.components
                  for on in [placed[s.workload]]]
         windows = {w: [(d, d + length) for d in (
@@ -215,7 +222,8 @@ def place(plan: Plan, hosts: list[Host]) -> tuple[Plan, dict[str, dict[str, str]
     streams = copy.deepcopy(plan.streams)
     for s in streams:
         s.components = [staggered(c, [delays(plan, s.workload, n)
-                                      for n in range(total[s.workload])], length)
+                                      for n in range(total[s.workload])], length,
+                                      plan.warmup)
                         for c in s.components]
     from assay.plan.failover import plan_moves
 
@@ -234,14 +242,17 @@ def delays(plan: Plan, workload: str, nth: int) -> float:
     return float(plan.resolved.workloads[workload].stagger) * nth
 
 
-def staggered(c: ComponentSpec, starts: list[float], length: float) -> ComponentSpec:
+def staggered(c: ComponentSpec, starts: list[float], length: float,
+              warmup: float = 0.0) -> ComponentSpec:
     """A component run by instances starting at `starts`, each for `length` s from its own
     start: its target is the instances' running then (steps as they start and end), its
-    schedule starts at the first one's start, and it ends with the last one."""
+    schedule starts at the first one's start, and it ends with the last one. An instance
+    started later than the run is scheduled from the end of its own `warmup` (fio's
+    ramp_time: it counts no IO before)."""
     if not c.target_iops or not starts:
         return replace(c, start_s=c.start_s + min(starts, default=0.0))
     per, end = c.target_iops, length if c.end_s is None else c.end_s
-    spans = [(c.start_s + d, end + d) for d in starts]
+    spans = [(c.start_s + d + (warmup if d else 0.0), end + d) for d in starts]
 
     def rate(t: float) -> float | None:
         n = sum(1 for a, b in spans if a <= t < b)
