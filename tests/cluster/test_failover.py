@@ -3,15 +3,18 @@ over recorded real fio (ReplayRunner). On real hosts: tests/cluster/test_lab_fai
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
+from rich.console import Console
 
 from assay.cluster.failover import add_window
 from assay.metrics.sampler import ComponentSpec
 from assay.plan.build import plan_text
 from assay.plan.failover import restart_text
-from assay.results.rundir import read_ndjson
+from assay.report.terminal import print_summary
+from assay.results.rundir import read_ndjson, read_record
 from assay.runners import ReplayRunner
 from assay.runners.replay import ReplayRun
 from assay.scenario.yamlsource import ScenarioInvalid
@@ -140,3 +143,13 @@ def test_a_lost_hosts_instance_restarts_on_its_survivor_and_is_graded_from_there
     assert json.dumps(rec["thresholds"])  # graded: after host_lost, moved instance included
     after = [t for t in rec["thresholds"] if "after host_lost" in t["expr"]]
     assert after and after[0]["passed"], after
+    # graded: the moved instance did IO; its gap is the figure; the summary says it
+    [did] = [t for t in c["thresholds"] if t["metric"] == "failover_gap_s"]
+    assert did["passed"] and did["observed"] == moved["gap_s"]
+    assert did["expr"] == "db@n3.0 restarted on n1 did IO"
+    assert "restarted on" not in (rec["reason"] or "")  # counted, and not failed
+    text = io.StringIO()
+    print_summary(Console(file=text, width=200), read_record(out.run_dir), out.run_dir)
+    assert f"moved: db@n3.0 on n1 at {moved['restart_s']}s, first IO at " \
+           f"{moved['first_io_s']}s, {moved['gap_s']} s after n3's loss at {loss}s" \
+        in text.getvalue(), text.getvalue()
