@@ -19,6 +19,7 @@ import contextlib
 import math
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +30,7 @@ from assay.runners.base import Document, FioRun
 if TYPE_CHECKING:
     from assay.cluster.group import ClusterRun, RunnerGroup
 
-LEAD_S = 1.0  # from writing a rider's job file to its start instant
+LEAD_S = 1.0  # at least, from writing a rider's job file to its start instant
 RECONNECT_S = 20.0  # a recovered host's SSH may take this long to answer again
 SETTLE_S = 5.0  # riders still running this long after every host ended are stopped
 
@@ -56,6 +57,7 @@ class Rider:
     lost_t: float | None = None  # its host was lost while it ran
     error: str = ""
     added: list[tuple[str, float, float, float]] = field(default_factory=list)
+    on_start: Callable[[Rider], None] | None = None  # its first IO: the target steps up
 
     def pump(self) -> None:
         assert self.run is not None
@@ -65,6 +67,8 @@ class Rider:
                     self.last = doc
                     if self.first_io_t is None:
                         self.first_io_t = self._first_io(doc)
+                        if self.first_io_t is not None and self.on_start is not None:
+                            self.on_start(self)
         self.ended = self.run.wait()
 
     def _first_io(self, doc: Document) -> float | None:
@@ -212,9 +216,12 @@ class Failover:
         rider = Rider(kind, host, source, [i for i, _ in todo], loss_t, 0.0, offset,
                       start_ms / 1000)
         runner = group.runners[host]
+        # time to write its job file and start it there: from what one remote command took
+        # when the host was checked (a loaded machine starts ssh slowly)
+        lead = max(LEAD_S, 0.3 + 5 * group.spawn_s.get(host, 0.0))
         began = time.monotonic()
         while True:  # a recovered host's network and sshd take a moment
-            at = run.clock() + LEAD_S  # time enough to write its job file there
+            at = run.clock() + lead
             t = at - start_ms / 1000
             texts = [(i, x) for i, text in todo
                      if (x := restart_text(text, i.window, t)) is not None]
@@ -231,21 +238,28 @@ class Failover:
                 time.sleep(1.0)
         rider.restart_t = t
         rider.instances = [i for i, _ in texts]
+        rider.on_start = self._started
         rider.run = runner.start(name, {**run.env, **group.envs[host]}, at=at + offset)
-        last = max((i.window[1] for every in group.plan.cluster.instances.values()  # type: ignore
-                    for i in every), default=math.inf)
-        for inst in rider.instances:  # an instance ending with the run keeps its rate to the end
-            a, b = max(t, inst.window[0]), inst.window[1] if inst.window[1] < last else math.inf
-            for c in inst.components:
-                if c.target_iops:
-                    rider.added.append((c.component, c.target_iops, a, b))
-                    self._step(c.component, c.target_iops, a, b)
         self.riders.append(rider)
         group.rd.event("failover" if kind == "failover" else "rejoin", host=host,
                        source=source, t=round(rider.restart_t, 2), loss_t=loss_t,
                        instances=len(rider.instances))
         threading.Thread(target=rider.pump, daemon=True).start()
         return rider
+
+    def _started(self, rider: Rider) -> None:
+        """A rider's first IO: its instances' rates join the target from then (graded from
+        their restart; the wait before it is the gap, not a lag)."""
+        assert self.group.plan.cluster is not None and rider.first_io_t is not None
+        last = max((i.window[1] for every in self.group.plan.cluster.instances.values()
+                    for i in every), default=math.inf)
+        for inst in rider.instances:  # an instance ending with the run keeps its rate to the end
+            a = max(rider.first_io_t, inst.window[0])
+            b = inst.window[1] if inst.window[1] < last else math.inf
+            for c in inst.components:
+                if c.target_iops:
+                    rider.added.append((c.component, c.target_iops, a, b))
+                    self._step(c.component, c.target_iops, a, b)
 
     def _step(self, component: str, rate: float, a: float, b: float) -> None:
         for spec in self.group.specs:
