@@ -30,7 +30,7 @@ from assay.runners.base import Document, FioRun
 if TYPE_CHECKING:
     from assay.cluster.group import ClusterRun, RunnerGroup
 
-LEAD_S = 1.0  # at least, from writing a rider's job file to its start instant
+WRITE_S = 0.5  # about what writing a rider's job file there takes: its runtime is cut by it
 RECONNECT_S = 20.0  # a recovered host's SSH may take this long to answer again
 SETTLE_S = 5.0  # riders still running this long after every host ended are stopped
 
@@ -216,13 +216,11 @@ class Failover:
         rider = Rider(kind, host, source, [i for i, _ in todo], loss_t, 0.0, offset,
                       start_ms / 1000)
         runner = group.runners[host]
-        # time to write its job file and start it there: from what one remote command took
-        # when the host was checked (a loaded machine starts ssh slowly)
-        lead = max(LEAD_S, 0.3 + 5 * group.spawn_s.get(host, 0.0))
         began = time.monotonic()
         while True:  # a recovered host's network and sshd take a moment
-            at = run.clock() + lead
-            t = at - start_ms / 1000
+            # started as soon as its job file is there (`at` is now: nothing to wait for, no
+            # host to start with it); its first IO says when it really began
+            t = run.clock() + WRITE_S - start_ms / 1000
             texts = [(i, x) for i, text in todo
                      if (x := restart_text(text, i.window, t)) is not None]
             if not texts:
@@ -236,10 +234,11 @@ class Failover:
                     self.riders.append(rider)
                     return rider
                 time.sleep(1.0)
-        rider.restart_t = t
+        now = run.clock()
+        rider.restart_t = now - start_ms / 1000
         rider.instances = [i for i, _ in texts]
         rider.on_start = self._started
-        rider.run = runner.start(name, {**run.env, **group.envs[host]}, at=at + offset)
+        rider.run = runner.start(name, {**run.env, **group.envs[host]}, at=now + offset)
         self.riders.append(rider)
         group.rd.event("failover" if kind == "failover" else "rejoin", host=host,
                        source=source, t=round(rider.restart_t, 2), loss_t=loss_t,
