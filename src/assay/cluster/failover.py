@@ -176,24 +176,22 @@ class Failover:
         return [j for r in placed for j in (r.last or {}).get("jobs", [])]
 
     def settle(self, run: ClusterRun) -> Document | None:
-        """Every host ended: riders end with them; a last merged dump when a rider's last
-        seconds came after the hosts' (none else)."""
+        """Every host ended: the riders end with them (a late start's seconds past the run's
+        end are not the run's); a last merged dump when a rider's last seconds came after
+        the hosts' (none else), within a second of theirs."""
+        self.stop()
         began = time.monotonic()
-        for r in list(self.riders):
-            if r.run is None:
-                continue
-            while r.ended is None and time.monotonic() - began < SETTLE_S:
-                time.sleep(0.1)
-            if r.ended is None:
-                with contextlib.suppress(Exception):
-                    r.run.stop()
+        while any(r.run is not None and r.ended is None for r in self.riders) and \
+                time.monotonic() - began < SETTLE_S:
+            time.sleep(0.1)
         late = [r for r in self.riders if r.last is not None and r.last is not r.merged]
         last = run.last_doc
         if not late or last is None:
             return None
         newest = max(float(r.last["timestamp_ms"]) - r.offset_s * 1000 for r in late if r.last)
         jobs = [j for h in run.order if h in run.frozen for j in run.frozen[h]["jobs"]]
-        return {"timestamp_ms": max(float(last["timestamp_ms"]) + 100, newest),
+        stamp = float(last["timestamp_ms"])
+        return {"timestamp_ms": min(max(stamp + 100, newest), stamp + 1000),
                 "jobs": jobs + self.jobs()}
 
     def stop(self) -> None:
