@@ -460,8 +460,7 @@ class ClusterRun:
     def _last_t(self, host: str) -> float:
         """When the host last reported, on the series' axis: how long its jobs had run."""
         doc = (self.pending[host] or [self.frozen.get(host) or {}])[-1]
-        return round(max((float(j.get("job_runtime") or 0) for j in doc.get("jobs", [])),
-                         default=0.0) / 1000, 3)
+        return round(ran_ms(doc.get("jobs", [])) / 1000, 3)
 
     @property
     def jobs_start_ms(self) -> float | None:
@@ -494,7 +493,7 @@ class ClusterRun:
             stamp = (self.t0 + max(rel)) * 1000
             merged: Document = {"timestamp_ms": stamp, "jobs": jobs}
             if self._jobs_start_ms is None:
-                runtime = max((float(j.get("job_runtime") or 0) for j in jobs), default=0.0)
+                runtime = ran_ms(jobs)
                 self._jobs_start_ms = max(stamp - runtime, self.t0 * 1000)
             if self.measured:  # each host's second is the merged one: one window, one clock
                 for h in fresh:
@@ -548,6 +547,15 @@ def ended_why(run: FioRun, rc: int) -> str:
         return "the SSH session ended (ssh exit status 255: connection lost or host " \
                "down) before the host reported fio's end" + (f": {tail}" if tail else "")
     return f"fio ended with status {rc}" + (f": {tail}" if tail else "")
+
+
+def ran_ms(jobs: Sequence[Document]) -> float:
+    """How long the jobs have run (ms): the longest-running job that did IO. A staggered
+    instance's job in its startdelay or ramp_time reports a job_runtime that is not its
+    load's (longer than its neighbours'), and would start the axis too early."""
+    did = [j for j in jobs if any(int(((j.get(d) or {}).get("lat_ns") or {}).get("N") or 0)
+                                  for d in ("read", "write"))]
+    return max((float(j.get("job_runtime") or 0) for j in did or jobs), default=0.0)
 
 
 def _call(close: Callable[[], None]) -> None:
