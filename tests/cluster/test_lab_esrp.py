@@ -5,15 +5,14 @@ thresholds before and after the loss."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from assay.platforms import labcluster
 from assay.platforms.labcluster import Cluster
 from assay.results.blocklog import read_rows
 from tests.cluster.test_lab import assay
+from tests.cluster.test_lab_failover import run_lab
 from tests.conftest import needs_fio
 from tests.sshlab import cluster, needs_netns  # noqa: F401
 
@@ -38,14 +37,7 @@ def test_the_emitted_esrp_cluster_scenario_runs_on_the_lab_as_is(
               "--emit-dataset", "96MiB", "--emit-duration", "50s", "--emit-scenario",
               str(scenario))
     assert scenario.exists(), r.stdout[-2000:] + r.stderr[-2000:]
-    try:
-        r = assay("run", str(scenario), "--hosts", cluster.inventory, "--results",
-                  str(tmp_path / "results"), "--json", timeout=300)
-    finally:
-        labcluster.host_recover(cluster, "n3")
-    assert r.returncode in (0, 1), r.stdout[-3000:] + r.stderr[-3000:]
-    run_dir = Path(json.loads(r.stdout)["run_dir"])
-    rec = json.loads((run_dir / "run.json").read_text())
+    rec, run_dir = run_lab(cluster, tmp_path, scenario.read_text(), timeout=300)
     c = rec["cluster"]
     strict = [t for t in rec["thresholds"]]
     assert len(strict) >= 10 and {t["expr"].rsplit(" ", 1)[-1] for t in strict} >= \

@@ -33,12 +33,14 @@ thresholds:
 """
 
 
-def run_lab(c: Cluster, tmp_path: Path, text: str) -> tuple[dict, Path]:
+def run_lab(c: Cluster, tmp_path: Path, text: str, timeout: float = 180) \
+        -> tuple[dict, Path]:
+    """Run the scenario on the lab as a user does (n3 brought back whatever happens)."""
     scenario = tmp_path / "s.yaml"
     scenario.write_text(text)
     try:
         r = assay("run", str(scenario), "--hosts", c.inventory, "--results",
-                  str(tmp_path / "results"), "--json", timeout=180)
+                  str(tmp_path / "results"), "--json", timeout=timeout)
     finally:
         labcluster.host_recover(c, "n3")
     assert r.returncode in (0, 1), r.stdout[-3000:] + r.stderr[-3000:]

@@ -74,17 +74,15 @@ class Rider:
     def _first_io(self, doc: Document) -> float | None:
         """When its first IO was issued, on the run's axis: the dump's time less the run time
         of the longest-running job that did IO (a paced job issues its first IO at once)."""
-        ran = [float(j.get("job_runtime") or 0) for j in doc.get("jobs", [])
-               if any(int((j.get(d) or {}).get("total_ios") or
-                          ((j.get(d) or {}).get("lat_ns") or {}).get("N") or 0)
-                      for d in ("read", "write"))]
-        if not ran:
+        from assay.cluster.group import ran_ms  # group imports this module
+
+        if not self.ios(doc):
             return None
-        t = float(doc["timestamp_ms"]) / 1000 - self.offset_s - max(ran) / 1000
+        t = float(doc["timestamp_ms"]) / 1000 - self.offset_s - ran_ms(doc["jobs"]) / 1000
         return round(t - self.jobs_start_s, 2)
 
-    def ios(self) -> int:
-        jobs = (self.last or {}).get("jobs", [])
+    def ios(self, doc: Document | None = None) -> int:
+        jobs = (doc or self.last or {}).get("jobs", [])
         return sum(int(((j.get(d) or {}).get("lat_ns") or {}).get("N") or 0)
                    for j in jobs for d in ("read", "write"))
 
