@@ -336,9 +336,10 @@ def test_a_lost_hosts_staggered_share_leaves_the_schedule_from_its_loss(tmp_path
     for t in (0.0, 4.0, 6.5):  # before the loss: every instance running then
         assert read.rate_at(t) == next(s for s in plan.specs
                                        if s.component == "db.data.read").rate_at(t)
-    for t in (7.0, 8.5, 10.0, 12.0, 16.0):  # after it: n1's instances only (0-8, 3-11 s)
+    for t in (7.0, 8.5, 10.0, 12.0, 16.0):  # after it: n1's instances only (0-8, 5-11 s)
         assert (read.rate_at(t) or 0) == pytest.approx(n1.rate_at(t) or 0), t
     assert read.rate_at(7.0) == pytest.approx(560) and read.rate_at(12.0) is None
-    # the IOs due up to the loss stay due; after it, n1's
-    assert read.due(7.0) == pytest.approx(280 * 7 + 280 * 4 + 280 * 1)
+    # the IOs due up to the loss stay due (each later instance's from the end of its own
+    # 2 s warm-up: n1's second from 5 s, n2's first from 8 s); after it, n1's
+    assert read.due(7.0) == pytest.approx(280 * 7 + 280 * 2)
     assert read.due(11.0) == pytest.approx(read.due(7.0) + 560 * 1 + 280 * 3)

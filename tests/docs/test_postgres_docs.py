@@ -36,4 +36,4 @@ def test_the_key_table_names_real_keys():
     assert keys and keys <= set(Params.model_fields)
     assert set(Params.model_fields) - {"kind", "data", "access", "load", "prefill", "host",
                                        "hosts", "count_per_host", "stagger", "verify",
-                                       "start", "stop"} <= keys
+                                       "start", "stop", "failover"} <= keys

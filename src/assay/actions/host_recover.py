@@ -4,8 +4,9 @@
     - {action: host_recover, at: 30m, host: n3, run: "virsh start {host}"}
 
 On a lab cluster the host's link comes back up; elsewhere `run` is a command template, as for
-`host_fail`. A host lost during a load does not rejoin that load (its fio session was ended);
-it takes part again in the next run or phase.
+`host_fail`. A host lost during the measured load rejoins it: its instances that were not
+moved by `failover` start again there at their schedule's current point, and the cluster's
+target steps back up by their rates (cluster/failover.py). They are graded from their return.
 """
 
 from __future__ import annotations
@@ -31,4 +32,7 @@ def requires(p: Params) -> set[str]:
 
 
 def run(p: Params, ctx: ActionContext) -> str:
-    return hostpower.perform("recover", p.host, p.run, ctx)
+    done = hostpower.perform("recover", p.host, p.run, ctx)
+    rejoin = getattr(getattr(ctx.watch, "failover", None), "rejoin", None)
+    back = rejoin(str(ctx.details.get("host", p.host))) if rejoin is not None else ""
+    return "\n".join(x for x in (done, back) if x)

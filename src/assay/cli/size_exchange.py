@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from assay.cli.size_common import SIZE, emit_option, finish, output, state_units
+from assay.cli.size_common import DURATION, SIZE, emit_option, finish, output, state_units
 from assay.exitcodes import UserError
-from assay.sizing import emit, exchange, units
+from assay.sizing import emit, esrp, exchange, units
 
 
 def _tier(text: str) -> exchange.MailboxTier:
@@ -97,10 +97,21 @@ def _tiers(mailboxes: int | None, tiers: tuple[str, ...], messages: int, mailbox
                                           "[default: recommend one]."),
     click.option("--max-cpu", type=float, default=80.0, show_default=True,
                  help="CPU ceiling in the worst failure mode, %."),
-    click.option("--emit-load", type=click.Choice(["worst", "normal"]), default="worst",
-                 show_default=True,
-                 help="Which Jetstress target --emit-scenario writes: after the worst failure "
-                      "(N-1) or in normal operation."),
+    click.option("--emit-load", type=click.Choice(["worst", "normal", "cluster"]),
+                 default="worst", show_default=True,
+                 help="What --emit-scenario writes: one server's Jetstress load after the worst "
+                      "failure (N-1) or in normal operation; or cluster: ESRP on a cluster, "
+                      "every server's load on its own host (--hosts), one server lost mid-run "
+                      "and the survivors stepping up to their N-1 load."),
+    click.option("--emit-iops", type=float,
+                 help="--emit-load cluster: IOPS per server in normal operation, every rate "
+                      "scaled to it (a small lab) [default: as sized]."),
+    click.option("--emit-dataset", type=SIZE,
+                 help="--emit-load cluster: Jetstress data per server, e.g. 96MiB for a "
+                      "small lab [default: as sized]."),
+    click.option("--emit-duration", type=DURATION, default="2h", show_default=True,
+                 help="--emit-load cluster: the run's length; the server is lost at its "
+                      "middle."),
     emit_option("one Jetstress server's load, N-1 unless --emit-load normal"),
 ])
 def command(mailboxes: int | None, messages: int, mailbox_size: int, message_size: int,
@@ -110,6 +121,7 @@ def command(mailboxes: int | None, messages: int, mailbox_size: int, message_siz
             passive_io: float, iops: float | None, log_days: float, retention_days: float,
             growth: float, content_index: float, single_item_recovery: bool,
             hypervisor_overhead: float, ram: int | None, max_cpu: float, emit_load: str,
+            emit_iops: float | None, emit_dataset: int | None, emit_duration: float,
             emit_path: str | None, as_json: bool, explain: bool) -> None:
     """Exchange mailbox role: Jetstress targets per server (normal and N-1), IOPS, capacity,
     CPU and RAM.
@@ -129,7 +141,12 @@ def command(mailboxes: int | None, messages: int, mailbox_size: int, message_siz
         hypervisor_overhead_pct=hypervisor_overhead, ram_per_server=ram, max_cpu_pct=max_cpu,
         measured_iops=iops)
     result = exchange.size(d)
-    scenario = emit.exchange_scenario(d, result, emit_load) if emit_path else None
+    if not emit_path:
+        scenario = None
+    elif emit_load == "cluster":
+        scenario = esrp.cluster_scenario(d, result, emit_iops, emit_dataset, emit_duration)
+    else:
+        scenario = emit.exchange_scenario(d, result, emit_load)
     finish(result, as_json, explain, scenario, emit_path)
 
 

@@ -37,6 +37,7 @@ from typing import Any
 
 from assay.cluster import devices
 from assay.cluster.duetime import HostLags
+from assay.cluster.failover import Failover, ran_ms
 from assay.cluster.hostseries import HostSeries
 from assay.cluster.liveness import LOSS_S, PROBE_S, Liveness
 from assay.cluster.throttle import HostsBlkio
@@ -95,6 +96,7 @@ class RunnerGroup:
         self.spawn_s: dict[str, float] = {}  # how long one remote command took per host
         self.late: dict[str, int] = {}  # host -> times it was silent but answered a probe
         self.blkio: HostsBlkio | None = None  # each host's blkio group (cluster/throttle.py)
+        self.failover = Failover(self)  # lost hosts' instances restarted (cluster/failover.py)
         self._t0 = 0.0
         self.instant: float | None = None  # the next phase's T0, fixed by a participant
 
@@ -253,6 +255,7 @@ class RunnerGroup:
                                             sections=sections[h] if isinstance(
                                                 sections, Mapping) else sections)
         self.current = ClusterRun(self, runs, t0, Path(name).stem)
+        self.current.env = dict(env)
         return self.current
 
     def fetch_logs(self) -> list[Path]:
@@ -322,7 +325,7 @@ class RunnerGroup:
         return {"hosts": self.facts, "placement": self.plan.cluster.to_json(),
                 "variables": self.envs, "skew_ms": self.skew,
                 "worst_skew_ms": round(max(spreads), 3) if spreads else None,
-                "lost": self.lost, "late": self.late}
+                "lost": self.lost, "late": self.late, "failover": self.failover.record()}
 
 
 class ClusterRun:
@@ -344,6 +347,7 @@ class ClusterRun:
                               max(0.0, t0 - time.time()) + 1.5,
                               lambda h: h not in self.active or h in self.ended)
         self.stopping = False
+        self.env: dict[str, str] = {}  # the phase's fio variables (a restart uses them)
         self._last: Document | None = None
         self._jobs_start_ms: float | None = None
         self._first_end: float | None = None
@@ -420,6 +424,10 @@ class ClusterRun:
             self._watch()
             if all(h in self.ended for h in self.order):
                 yield from self._merge(final=True)
+                tail = self.group.failover.settle(self) if self.measured else None
+                if tail is not None:  # restarted instances' last seconds (failover.py)
+                    self._last = tail
+                    yield tail
                 return
 
     def _ended(self, host: str, rc: int) -> None:
@@ -452,6 +460,8 @@ class ClusterRun:
                 self.group.late[host] = self.group.late.get(host, 0) + 1
             elif host in self.active and host not in self.ended and not self.stopping:
                 self._lose(host, why)
+        if self.measured:
+            self.group.failover.tick(self)
         now = time.monotonic()
         if self._first_end is not None and now - self._first_end > OVERRUN_S + self._spread():
             for h in [h for h in self.active if h not in self.ended]:
@@ -470,6 +480,7 @@ class ClusterRun:
                             hosts_active=len(self.active))
         if self.measured:
             self.group.reschedule(host, t)
+            self.group.failover.lost(self, host, t)
         if self.measured:  # a timeline event: phases cut at it
             self.group.rd.event("step", name="host_lost", action="host_lost", n=1,
                                 t_due=t, t_start=t, t_end=t, seconds=0.0, outcome="detected",
@@ -483,8 +494,12 @@ class ClusterRun:
     def _last_t(self, host: str) -> float:
         """When the host last reported, on the series' axis: how long its jobs had run."""
         doc = (self.pending[host] or [self.frozen.get(host) or {}])[-1]
-        return round(max((float(j.get("job_runtime") or 0) for j in doc.get("jobs", [])),
-                         default=0.0) / 1000, 3)
+        return round(ran_ms(doc.get("jobs", [])) / 1000, 3)
+
+    @property
+    def jobs_start_ms(self) -> float | None:
+        """When the merged axis starts (epoch ms, this machine's clock), once known."""
+        return self._jobs_start_ms
 
     def _t(self) -> float | None:
         if self._last is None or self._jobs_start_ms is None:
@@ -507,10 +522,12 @@ class ClusterRun:
                     fresh.append(h)
                     rel.append(float(doc.get("timestamp_ms") or 0) / 1000 - self._host_start(h))
             jobs = [j for h in self.order if h in self.frozen for j in self.frozen[h]["jobs"]]
+            if self.measured:  # restarted instances, after every host's (cluster/failover.py)
+                jobs += self.group.failover.jobs()
             stamp = (self.t0 + max(rel)) * 1000
             merged: Document = {"timestamp_ms": stamp, "jobs": jobs}
             if self._jobs_start_ms is None:
-                runtime = max((float(j.get("job_runtime") or 0) for j in jobs), default=0.0)
+                runtime = ran_ms(jobs)
                 self._jobs_start_ms = max(stamp - runtime, self.t0 * 1000)
             if self.measured:  # each host's second is the merged one: one window, one clock
                 for h in fresh:
@@ -531,6 +548,7 @@ class ClusterRun:
 
     def stop(self) -> None:
         self.stopping = True
+        self.group.failover.stop()
         threads = [threading.Thread(target=run.stop, daemon=True)
                    for h, run in self.runs.items() if h not in self.ended and h in self.active]
         for t in threads:

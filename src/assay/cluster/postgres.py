@@ -30,7 +30,7 @@ from rich.console import Console
 from assay.exitcodes import RunAborted, UserError
 from assay.metrics.sampler import Sample
 from assay.plan import Plan
-from assay.plan.placement import host_dir
+from assay.plan.instances import host_dir
 from assay.postgres.dataset import SCRIPTS, tpcc_file
 from assay.postgres.hostrows import Names, Row, Seconds, merge, rates
 from assay.postgres.hostspec import Hosts, Remote, check_host, host_spec, lost

@@ -13,7 +13,7 @@ from typing import Any
 
 from assay.hosts.inventory import Host
 from assay.plan import load
-from assay.plan.placement import host_dir
+from assay.plan.instances import host_dir
 from assay.postgres.hostspec import check_host
 from assay.runners import agent
 from assay.runners.ssh import SshRunner

@@ -94,10 +94,31 @@ def finish(group: RunnerGroup, steps: Sequence[dict[str, Any]]) -> dict[str, Any
             "expr": f"start_skew < {limit:g}ms", "component": "cluster", "metric": "start_skew",
             "observed": worst, "bound": limit, "passed": worst is not None and worst < limit,
             "note": "" if worst is not None else "no start measured"})
+    out["thresholds"] += failover_graded(out.get("failover") or [])
     # the platform's own state (platform.recovery_s, ...: platforms/platformstate.py)
     out["thresholds"] += platformstate.grade(group.plan.scenario.thresholds, group.rd.path)
     out["passed"] = all(g["passed"] for g in out["graded"].values()) and \
         all(t["passed"] for t in out["thresholds"])
+    return out
+
+
+def failover_graded(restarts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each restart (cluster/failover.py) did IO again: the gap from the loss to its first
+    IO is its figure (X-Ray's time the application was gone)."""
+    out = []
+    for r in restarts:
+        if "why" in r:
+            out.append({"expr": f"{r['from']}'s instances restarted on {r['to']}",
+                        "component": "cluster", "metric": "failover", "observed": None,
+                        "unit": "s", "passed": False, "note": r["why"]})
+            continue
+        did = int(r.get("ios") or 0) > 0 and not r.get("error")
+        out.append({"expr": f"{', '.join(r['instances'])} "
+                            f"{'restarted on' if r['kind'] == 'failover' else 'back on'} "
+                            f"{r['host']} did IO", "component": "cluster",
+                    "metric": "failover_gap_s", "observed": r.get("gap_s"), "unit": "s",
+                    "passed": did, "note": "" if did else
+                    (r.get("error") or "no IO after the restart")})
     return out
 
 

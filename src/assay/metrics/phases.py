@@ -17,17 +17,21 @@ step or action NAME), `before`, `between`, `after`.
 Recovery of a component after an event: seconds from the event's end until the component is
 back near its `before` level — IOPS at least 90 % of it and mean latency at most 1.5x (or
 1 ms more, whichever is larger) — and stays there for 3 seconds (or to the end of the run).
-None when it never got back.
+None when it never got back. When the target steps (a cluster's lost host leaves it, a
+moved or returning instance adds to it), "its before level" is scaled to the target then: a
+healthy N-1 cluster is back at once at the survivors' share (the before IOPS times the
+target then over the before window's), not never.
 """
 
 from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.metrics.steps import stepped
 from assay.metrics.summary import Accumulator, ComponentInfo, Stats
 
 IOPS_TOLERANCE = 0.10  # back when IOPS >= 90 % of before
@@ -127,8 +131,9 @@ def analyse(components: Sequence[ComponentInfo], samples: Iterable[dict[str, Any
         report.totals[key] = per_group[key]
         report.seconds[key] = sum(hi - lo for lo, hi in ws)
     before = report.totals.get("before", {})
+    base = next((w for k, *_, w in named if k == "before"), None)
     recovered = recoveries(components, samples, before,
-                           [float(e.get("t_end") or w[1]) for e, w in own], end)
+                           [float(e.get("t_end") or w[1]) for e, w in own], end, base)
     for (e, _), per_component in zip(own, recovered, strict=True):
         report.recovery.append({
             "step": e.get("name"), "action": e.get("action"), "n": e.get("n"),
@@ -167,11 +172,12 @@ def _windows_stats(components: Sequence[ComponentInfo], samples: Iterable[dict[s
 
 
 def recoveries(components: Sequence[ComponentInfo], samples: Iterable[dict[str, Any]],
-               before: dict[str, Stats], ends: Sequence[float], end: float) \
-        -> list[dict[str, float | None]]:
+               before: dict[str, Stats], ends: Sequence[float], end: float,
+               base: Window | None = None) -> list[dict[str, float | None]]:
     """Per event end: each component's recovery (see the module docstring), in one pass."""
-    trackers = [{c.name: _Recovery(before.get(c.name), t_end) for c in components}
-                for t_end in ends]
+    scales = {c.name: _scale(c, base) for c in components}
+    trackers = [{c.name: _Recovery(before.get(c.name), t_end, scales[c.name])
+                 for c in components} for t_end in ends]
     for s in samples:
         if not s["t"] <= end + 1e-6:
             continue
@@ -187,7 +193,9 @@ class _Recovery:
     samples in time order: the start of the first run of STABLE_S good seconds (or of good
     seconds to the end of the run)."""
 
-    def __init__(self, baseline: Stats | None, t_end: float):
+    def __init__(self, baseline: Stats | None, t_end: float,
+                 scale: Callable[[float], float] | None = None):
+        self.scale = scale
         self.baseline = baseline if baseline is not None and baseline.seconds >= 1 and \
             baseline.ios else None
         self.t_end = t_end
@@ -198,7 +206,7 @@ class _Recovery:
     def add(self, s: dict[str, Any]) -> None:
         if self.baseline is None or self.found is not None or s["t"] <= self.t_end:
             return
-        if _good(s, self.baseline):
+        if _good(s, self.baseline, self.scale(s["t"] - s["dt"] / 2) if self.scale else 1.0):
             if not self.length:
                 self.streak = float(s["t"]) - float(s["dt"])
             self.length += 1
@@ -213,11 +221,25 @@ class _Recovery:
         return None if found is None else round(max(0.0, found - self.t_end), 3)
 
 
-def _good(s: dict[str, Any], baseline: Stats) -> bool:
+def _scale(c: ComponentInfo, base: Window | None) -> Callable[[float], float] | None:
+    """The target at `t` over its mean in the before window, for a target that steps
+    (None otherwise: the before level as it is)."""
+    if not c.target_steps or not c.target_iops or base is None or base[1] <= base[0]:
+        return None
+    lo, hi = base
+    edges = [lo, *(x for x, _ in c.target_steps if lo < x < hi), hi]
+    mean = sum((stepped(c.target_iops, c.target_steps, a) or 0.0) * (b - a)
+               for a, b in zip(edges, edges[1:], strict=False)) / (hi - lo)
+    if mean <= 0:
+        return None
+    return lambda t: (stepped(c.target_iops, c.target_steps, t) or 0.0) / mean
+
+
+def _good(s: dict[str, Any], baseline: Stats, scale: float = 1.0) -> bool:
     base_lat = baseline.lat_avg_ms or 0.0
     iops = s["ios"] / s["dt"] if s["dt"] else 0.0
     lat = s["lat_sum_ns"] / s["ios"] / 1e6 if s["ios"] else 0.0
-    return iops >= (1 - IOPS_TOLERANCE) * baseline.iops and \
+    return iops >= (1 - IOPS_TOLERANCE) * baseline.iops * scale and \
         lat <= max((1 + LATENCY_TOLERANCE) * base_lat, base_lat + LATENCY_SLACK_MS)
 
 

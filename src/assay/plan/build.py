@@ -25,9 +25,11 @@ from assay.integrity.fiojobs import apply as add_headers
 from assay.integrity.session import settings as integrity_settings
 from assay.metrics.duetime import IOLOG_SUFFIX, paced_jobs
 from assay.metrics.summary import ComponentInfo
+from assay.plan import failover
+from assay.plan.instances import in_subdir
 from assay.plan.limits import check as check_rates
 from assay.plan.model import Plan, path_problem, render_jobfiles
-from assay.plan.placement import in_subdir, place
+from assay.plan.placement import place
 from assay.plan.sources import read_scenario
 from assay.plan.steps import check_steps
 from assay.platforms import platformstate
@@ -153,6 +155,7 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
     issues.extend(check_postgres(resolved, hosts is not None))
     issues.extend(check_integrity(resolved, streams, thresholds, hosts is not None))
     issues.extend(check_rates(resolved, streams))
+    issues.extend(failover.check(resolved, hosts))
     if issues:
         raise ScenarioInvalid(issues)
     _, verified = integrity_settings(resolved, writing(streams))
@@ -166,7 +169,8 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
     try:
         plan, jobfiles = place(plan, hosts)
     except PlacementError as e:
-        where = ("workloads", e.workload, "hosts") if e.workload else ("thresholds",)
+        field = "failover" if str(e).startswith("failover") else "hosts"
+        where = ("workloads", e.workload, field) if e.workload else ("thresholds",)
         raise ScenarioInvalid([src.issue(where, str(e))]) from None
     return replace(plan, jobfiles=jobfiles)
 

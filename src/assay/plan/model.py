@@ -61,6 +61,28 @@ def variables(directory: Path, direct: bool) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
+class Instance:
+    """One instance of a workload as planned on its host."""
+
+    workload: str
+    host: str
+    k: int
+    window: tuple[float, float]  # its load on the run's axis (s): its start, its end
+    text: str  # its fio job file, from its own start (no start delay)
+    components: tuple[ComponentSpec, ...]  # one instance's components and their rates
+
+
+@dataclass(frozen=True)
+class Move:
+    """Where an instance starts again when its host is lost."""
+
+    instance: Instance
+    to: str
+    after: float  # s after the loss is detected
+    text: str  # its job file on `to`: the standby copy's files
+
+
+@dataclass(frozen=True)
 class HostPlan:
     """What one host runs: instances per workload, the files (relative to its target)."""
 
@@ -77,6 +99,10 @@ class HostPlan:
 class ClusterPlan:
     hosts: dict[str, HostPlan] = field(default_factory=dict)  # in inventory order
     skew_limit_ms: float | None = None  # `start_skew: "< 10ms"`: the worst start skew
+    # each host's instances (a recovered host restarts them) and, per host, where its
+    # `failover` instances start again when it is lost (plan/failover.py)
+    instances: dict[str, list[Instance]] = field(default_factory=dict)
+    moves: dict[str, list[Move]] = field(default_factory=dict)
 
     @property
     def names(self) -> list[str]:
@@ -86,7 +112,12 @@ class ClusterPlan:
         return {name: {**hp.host.public(), "instances": hp.instances,
                        "files": len(hp.files),
                        **({"windows": {w: [list(x) for x in v] for w, v in hp.windows.items()}}
-                          if hp.windows else {})} for name, hp in self.hosts.items()}
+                          if hp.windows else {}),
+                       **({"failover": [{"workload": m.instance.workload, "instance":
+                                         m.instance.k, "to": m.to, "after_s": m.after}
+                                        for m in self.moves[name]]}
+                          if self.moves.get(name) else {})}
+                for name, hp in self.hosts.items()}
 
 
 @dataclass(frozen=True)

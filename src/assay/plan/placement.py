@@ -21,10 +21,11 @@ import copy
 import re
 from dataclasses import replace
 
-from assay.fio.jobfile import fio_seconds
 from assay.hosts.inventory import Host
 from assay.hosts.selection import PlacementError, select
 from assay.metrics.sampler import ComponentSpec
+from assay.plan.failover import plan_moves
+from assay.plan.instances import delays, host_dir, instance_streams, reseed
 from assay.plan.model import (
     PREFILL_JOB,
     RUN_JOB,
@@ -36,41 +37,6 @@ from assay.plan.model import (
 )
 from assay.scenario.models import ResolvedScenario
 from assay.workloads.base import Stream
-
-UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
-
-
-def host_dir(host: str, k: int) -> str:
-    """The sub-directory of instance `k` on `host`: unique per host and instance."""
-    return f"{UNSAFE.sub('_', host)[:48]}.{k}"
-
-
-def in_subdir(streams: list[Stream], subdir: str) -> None:
-    """A workload's files go to `subdir/` of the target (e.g. its own btrfs subvolume)."""
-    for s in streams:
-        for f in s.files:
-            f.name = f"{subdir}/{f.name}"
-        for job in s.jobs:
-            if "filename" in job.options:
-                names = str(job.options["filename"]).split(":")
-                job.options["filename"] = ":".join(f"{subdir}/{n}" for n in names)
-
-
-def _instance(streams: list[Stream], subdir: str, delay: float, seed: int | None) \
-        -> list[Stream]:
-    out = copy.deepcopy(streams)
-    in_subdir(out, subdir)
-    for s in out:
-        for job in s.jobs:
-            job.options.pop("write_lat_log", None)  # instances would share a log name
-            if "write_iolog" in job.options:  # the issue log: one per instance
-                job.options["write_iolog"] = f"{subdir}.{job.options['write_iolog']}"
-            if seed is not None:  # a second instance on a host: its own random sequence
-                job.options["randseed"] = seed
-            if delay:
-                start = float(str(job.options.get("startdelay", "0")).rstrip("s") or 0)
-                job.options["startdelay"] = fio_seconds(start + delay)
-    return out
 
 
 def place(plan: Plan, hosts: list[Host]) -> tuple[Plan, dict[str, dict[str, str]]]:
@@ -104,9 +70,10 @@ def place(plan: Plan, hosts: list[Host]) -> tuple[Plan, dict[str, dict[str, str]
             instances[name] = counts[name]
             for k in range(counts[name]):
                 nth = on.index(host) * counts[name] + k  # the instance's place cluster-wide
-                streams += _instance(by_workload.get(name, []), host_dir(host.name, k),
+                streams += instance_streams(by_workload.get(name, []), host_dir(host.name, k),
                                      stagger * nth,
-                                     plan.scenario.seed + 1000 * hi + k if k else None)
+                                     plan.scenario.seed + 1000 * hi + k if k else None,
+                                     plan.warmup, plan.duration)
         if not streams:
             continue
         streams.sort(key=lambda s: order.get(s.workload, 0))
@@ -114,13 +81,14 @@ def place(plan: Plan, hosts: list[Host]) -> tuple[Plan, dict[str, dict[str, str]
         if host.device:  # a raw device there: the host's files laid out on it, one by one
             local = replace(local, resolved=on_device(plan.resolved, host.device))
         seed = plan.scenario.seed
-        jobfiles[host.name] = {job: _reseed(render(local), seed, seed + 1000 * hi)
+        jobfiles[host.name] = {job: reseed(render(local), seed, seed + 1000 * hi)
                                for job, render in ((RUN_JOB, run_jobfile),
                                                    (PREFILL_JOB, prefill_jobfile))}
         files = local.files
         subdirs = sorted({f.rsplit("/", 1)[0] for f, _ in files if "/" in f})
         specs = [staggered(c, [delays(plan, s.workload, on.index(host) * counts[s.workload]
-                                      + k) for k in range(instances[s.workload])], length)
+                                      + k) for k in range(instances[s.workload])], length,
+                           plan.warmup)
                  for s in by_workload_in(plan, instances) for c in s.components
                  for on in [placed[s.workload]]]
         windows = {w: [(d, d + length) for d in (
@@ -131,9 +99,11 @@ def place(plan: Plan, hosts: list[Host]) -> tuple[Plan, dict[str, dict[str, str]
     streams = copy.deepcopy(plan.streams)
     for s in streams:
         s.components = [staggered(c, [delays(plan, s.workload, n)
-                                      for n in range(total[s.workload])], length)
+                                      for n in range(total[s.workload])], length,
+                                      plan.warmup)
                         for c in s.components]
-    cluster = ClusterPlan(host_plans, skew_limit(plan.scenario.thresholds))
+    every, moves = plan_moves(plan, placed, hosts, host_plans, jobfiles)
+    cluster = ClusterPlan(host_plans, skew_limit(plan.scenario.thresholds), every, moves)
     note = plan.intended_note + (" on each host, by assay's agent (python3 there): per host "
                                  "and merged from the hosts' lag histograms"
                                  if plan.intended_note.startswith("from") else "")
@@ -149,19 +119,17 @@ def on_device(resolved: ResolvedScenario, device: str) -> ResolvedScenario:
     return resolved.model_copy(update={"scenario": sc.model_copy(update={"target": target})})
 
 
-def delays(plan: Plan, workload: str, nth: int) -> float:
-    """The start delay of a workload's `nth` instance cluster-wide (`stagger`)."""
-    return float(plan.resolved.workloads[workload].stagger) * nth
-
-
-def staggered(c: ComponentSpec, starts: list[float], length: float) -> ComponentSpec:
+def staggered(c: ComponentSpec, starts: list[float], length: float,
+              warmup: float = 0.0) -> ComponentSpec:
     """A component run by instances starting at `starts`, each for `length` s from its own
     start: its target is the instances' running then (steps as they start and end), its
-    schedule starts at the first one's start, and it ends with the last one."""
+    schedule starts at the first one's start, and it ends with the last one. An instance
+    started later than the run is scheduled from the end of its own `warmup` (fio's
+    ramp_time: it counts no IO before)."""
     if not c.target_iops or not starts:
         return replace(c, start_s=c.start_s + min(starts, default=0.0))
     per, end = c.target_iops, length if c.end_s is None else c.end_s
-    spans = [(c.start_s + d, end + d) for d in starts]
+    spans = [(c.start_s + d + (warmup if d else 0.0), end + d) for d in starts]
 
     def rate(t: float) -> float | None:
         n = sum(1 for a, b in spans if a <= t < b)
@@ -192,12 +160,6 @@ def skew_limit(spec: object) -> float | None:
             raise PlacementError(f"start_skew: {item!r}: write it as \"< 10ms\"", "")
         return float(m.group("v")) * {"us": 1e-3, "ms": 1.0, "s": 1000.0}[m.group("u")]
     return None
-
-
-def _reseed(text: str, seed: int, new: int) -> str:
-    """Each host its own random seed (offsets, buffer contents): identical data on every
-    host would flatter a platform that dedupes across them."""
-    return text.replace(f"\nrandseed={seed}\n", f"\nrandseed={new}\n", 1)
 
 
 def by_workload_in(plan: Plan, instances: dict[str, int]) -> list[Stream]:

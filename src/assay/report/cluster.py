@@ -55,7 +55,32 @@ def cluster_data(run: RunRecord) -> dict[str, Any] | None:
     lost = c.get("lost") or {}
     return {"hosts": len(hosts), "active": len(hosts) - len(lost),
             "worst_skew_ms": c.get("worst_skew_ms"), "thresholds": c.get("thresholds") or [],
-            "lost": lost, "rows": host_rows(run)}
+            "lost": lost, "restarts": restarts(c), "rows": host_rows(run)}
+
+
+def restarts(c: dict[str, Any]) -> list[str]:
+    """A line per restart (cluster/failover.py): a lost host's instances on a survivor, a
+    recovered host's own, with the time from the loss to their first IO again."""
+    out = []
+    for r in c.get("failover") or []:
+        if "why" in r:  # a restart that could not be made
+            out.append(f"not restarted: {r['from']}'s instances on {r['to']}: {r['why']}")
+            continue
+        what = ", ".join(r.get("instances") or []) or "no instance"
+        where = f"on {r['host']}" if r["kind"] == "failover" else "rejoined on its host"
+        first = r.get("first_io_s")
+        line = (f"{'moved' if r['kind'] == 'failover' else 'returned'}: {what} {where} at "
+                f"{r.get('restart_s')}s, first IO "
+                + (f"at {first}s, {r['gap_s']} s after {r['from']}'s loss at "
+                   f"{r.get('lost_at_s')}s" if first is not None and r.get("gap_s") is not None
+                   else "never")
+                + f"; {r.get('ios') or 0:,} IOs")
+        if r.get("host_lost_s") is not None:
+            line += f"; lost with {r['host']} at {r['host_lost_s']}s"
+        if r.get("error"):
+            line += f"; {r['error']}"
+        out.append(line)
+    return out
 
 
 def host_io(run_dir: Path, max_points: int = MAX_POINTS) -> dict[str, dict[str, Any]]:
@@ -114,6 +139,8 @@ def print_cluster(console: Console, run: RunRecord, per_host: bool = True) -> No
                       f"{v.get('reason')}")
     for host, why in ((c.get("due_time") or {}).get("errors") or {}).items():
         console.print(f"[yellow]p99 from due on {host}:[/] {why}")  # its agent failed
+    for line in restarts(c):
+        console.print(line)
     if not per_host:
         return
     t = Table(title="Hosts (each graded on its own)", title_justify="left", show_edge=False,

@@ -99,6 +99,18 @@ class LoadSpec(Strict):
     scale: float = Field(1.0, gt=0, description="multiply every target rate (search, sweeps)")
 
 
+class FailoverSpec(Strict):
+    """A cluster's answer to a lost host (X-Ray's HA restart, an Exchange DAG's activation):
+    the lost host's instances start again on the surviving hosts (docs/hosts.md)."""
+
+    after: Duration = Field(..., ge=0, description="how long after the loss is detected the "
+                                                   "lost host's instances start again on "
+                                                   "the survivors")
+    to: str | list[str] | None = Field(None, description="the hosts that may take them, "
+                                                         "picked as `hosts` picks; default "
+                                                         "every other host of the run")
+
+
 class WorkloadBase(Strict):
     """Keys every workload kind accepts. Kinds subclass this with their own parameters."""
 
@@ -115,6 +127,9 @@ class WorkloadBase(Strict):
     count_per_host: int = Field(1, ge=1, le=256, description="instances on each host, each "
                                                              "with its own files and rate")
     stagger: Duration = Field(0.0, ge=0, description="delay between instance starts")
+    failover: FailoverSpec | None = Field(None, description="cluster runs: restart a lost "
+                                                            "host's instances on the "
+                                                            "survivors")
     subdir: str | None = Field(None, pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$",
                                description="sub-directory of the target for this workload's "
                                            "files (e.g. a btrfs subvolume)")

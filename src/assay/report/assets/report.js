@@ -215,6 +215,7 @@
       var l = c.lost[h];
       add(app, "div", "warning", "Host lost: " + h + " at " + l.t + " s (" + l.phase + "): " + l.reason);
     });
+    (c.restarts || []).forEach(function (line) { add(app, "div", "note", line); });
     var d = add(app, "details", "hosts");
     d.id = "per-host";
     add(d, "summary", null, "Per-host lines (" + c.rows.length + " hosts, each graded on its own)");

@@ -1,0 +1,63 @@
+"""An instance's share of a cluster plan: its sub-directory on its host, its streams moved
+there and delayed, its own random seed. Placement (placement.py) and failover (failover.py)
+both lay out instances with these."""
+
+from __future__ import annotations
+
+import copy
+import re
+
+from assay.fio.jobfile import fio_seconds
+from assay.plan.model import Plan
+from assay.workloads.base import Stream
+
+UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def host_dir(host: str, k: int) -> str:
+    """The sub-directory of instance `k` on `host`: unique per host and instance."""
+    return f"{UNSAFE.sub('_', host)[:48]}.{k}"
+
+
+def in_subdir(streams: list[Stream], subdir: str) -> None:
+    """A workload's files go to `subdir/` of the target (e.g. its own btrfs subvolume)."""
+    for s in streams:
+        for f in s.files:
+            f.name = f"{subdir}/{f.name}"
+        for job in s.jobs:
+            if "filename" in job.options:
+                names = str(job.options["filename"]).split(":")
+                job.options["filename"] = ":".join(f"{subdir}/{n}" for n in names)
+
+
+def instance_streams(streams: list[Stream], subdir: str, delay: float, seed: int | None,
+              warmup: float = 0.0, duration: float = 0.0) -> list[Stream]:
+    out = copy.deepcopy(streams)
+    in_subdir(out, subdir)
+    for s in out:
+        for job in s.jobs:
+            job.options.pop("write_lat_log", None)  # instances would share a log name
+            if "write_iolog" in job.options:  # the issue log: one per instance
+                job.options["write_iolog"] = f"{subdir}.{job.options['write_iolog']}"
+            if seed is not None:  # a second instance on a host: its own random sequence
+                job.options["randseed"] = seed
+            if delay:
+                start = float(str(job.options.get("startdelay", "0")).rstrip("s") or 0)
+                job.options["startdelay"] = fio_seconds(start + delay)
+                if warmup and duration and "runtime" not in job.options:
+                    # its own warm-up, not graded: fio counts no IO (lat_ns.N) in ramp_time,
+                    # then runs the measured time (ramp_time adds to runtime)
+                    job.options["ramp_time"] = fio_seconds(warmup)
+                    job.options["runtime"] = fio_seconds(duration)
+    return out
+
+
+def delays(plan: Plan, workload: str, nth: int) -> float:
+    """The start delay of a workload's `nth` instance cluster-wide (`stagger`)."""
+    return float(plan.resolved.workloads[workload].stagger) * nth
+
+
+def reseed(text: str, seed: int, new: int) -> str:
+    """Each host its own random seed (offsets, buffer contents): identical data on every
+    host would flatter a platform that dedupes across them."""
+    return text.replace(f"\nrandseed={seed}\n", f"\nrandseed={new}\n", 1)
