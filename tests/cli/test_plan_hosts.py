@@ -49,7 +49,9 @@ def test_each_host_lists_its_fio_jobs_and_participants(tmp_path: Path) -> None:
     assert "assay/<run>.n1" in t1["detail"] and "target read_iops 400" in t1["detail"]
     assert "target at 20s read_iops 100" in t1["detail"]
     [due] = [p for p in n2 if p["name"] == "due-time reader"]
-    assert due["detail"].startswith("none: ")  # said, not left out
+    logged = sum(1 for ln in doc["jobfiles"]["n2"]["run.fio"].splitlines()
+                 if ln.startswith("write_iolog="))  # the fixed-rate jobs the agent reads
+    assert due["detail"] == f"{logged} fixed-rate jobs' issue logs" and logged > 0
 
 
 def test_the_text_shows_each_hosts_participants_under_it(tmp_path: Path) -> None:
