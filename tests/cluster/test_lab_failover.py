@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from statistics import mean
 
+import pytest
+
 from assay.platforms import labcluster
 from assay.platforms.labcluster import Cluster
 from assay.results.rundir import read_ndjson
@@ -15,7 +17,7 @@ from tests.cluster.test_lab import assay
 from tests.conftest import needs_fio
 from tests.sshlab import cluster, needs_netns  # noqa: F401
 
-pytestmark = [needs_netns, needs_fio]
+pytestmark = [needs_netns, needs_fio, pytest.mark.tier2]  # long lab runs: make test's second tier
 
 OLTP = """\
 name: {name}

@@ -9,12 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from assay.platforms.labcluster import Cluster
 from tests.cluster.test_lab import assay
 from tests.conftest import needs_fio
 from tests.sshlab import cluster, needs_netns  # noqa: F401
 
-pytestmark = [needs_netns, needs_fio]
+pytestmark = [needs_netns, needs_fio, pytest.mark.tier2]  # long lab runs: make test's second tier
 
 CAPPED = """\
 name: lab-capped

@@ -175,6 +175,7 @@ def gone(paths: list[str], timeout: float = 60.0) -> bool:
     return False
 
 
+@pytest.mark.tier2  # 40 s: a host cut mid-run
 def test_a_lost_hosts_database_is_reported_lost_not_passed(
         cluster: Cluster, tmp_path: Path) -> None:
     scenario = tmp_path / "pg.yaml"

@@ -187,9 +187,11 @@ class Sampler:
                 prev = self._last.get((name, d), Cumulative())
                 if now.ios < prev.ios or now.bytes < prev.bytes:  # counters restarted (the
                     prev = Cumulative()  # end of fio's ramp_time): take as a new base
-                diffs[(name, d)] = Cumulative(  # no IO counted, no byte (in ramp_time)
+                # in fio's ramp_time bytes move while no IO is counted: none of them count;
+                # after it, a dump may carry an IO's bytes a moment before its latency: kept
+                diffs[(name, d)] = Cumulative(
                     ios=now.ios - prev.ios,
-                    bytes=max(now.bytes - prev.bytes, 0) if now.ios > prev.ios else 0,
+                    bytes=max(now.bytes - prev.bytes, 0) if now.ios else 0,
                     lat_sum_ns=max(now.lat_sum_ns - prev.lat_sum_ns, 0.0),
                     lat_max_ns=now.lat_max_ns if now.lat_max_ns > prev.lat_max_ns else 0,
                     hist=now.hist.minus(prev.hist), cum_max_ns=now.lat_max_ns)
