@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from assay.hosts import inventory as inv
 from assay.platforms.labcluster import Cluster
 from assay.results.rundir import read_ndjson
