@@ -101,8 +101,8 @@ def test_a_run_on_the_cephfs_path_takes_real_snapshot_directories(
         done.set()
         watcher.join()
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    run_dir = next((tmp_path / "results").iterdir())
-    run = read_json(run_dir / "run.json")
+    [run_dir] = [p for p in (tmp_path / "results").iterdir() if (p / "run.json").exists()]
+    run = read_json(run_dir / "run.json")  # (beside it: the results' catalogue)
     assert run["status"] == "passed"
     graded = {r["expr"]: r["passed"] for r in run["thresholds"]}
     assert graded and all(graded.values()), graded
