@@ -49,8 +49,8 @@ lint: venv
 test: APT_PACKAGES = $(TEST_PACKAGES)
 # two tiers: the suite (under 25 minutes), then the Ceph lab and the longest end-to-end runs
 test: lint
-	$(VENV)/bin/pytest -q -p no:cacheprovider -m "not tier2"
-	$(VENV)/bin/pytest -q -p no:cacheprovider -m tier2
+	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=25 -m "not tier2"
+	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=25 -m tier2
 
 clean:
 	rm -rf $(VENV) results .pytest_cache .mypy_cache .ruff_cache .import_linter_cache .grimp_cache

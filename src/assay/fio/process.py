@@ -153,12 +153,16 @@ class FioProcess:
         """Ask fio to finish (it then prints its final report); kill it if it does not."""
         if not self.proc or self.proc.poll() is not None:
             return
+        end = time.monotonic() + grace
         try:
-            os.killpg(self.proc.pid, signal.SIGINT)
-            self.proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
+            # fio's SIGINT handler does nothing until its job threads exist: ask again
+            while self.proc.poll() is None and time.monotonic() < end:
+                os.killpg(self.proc.pid, signal.SIGINT)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.proc.wait(timeout=min(0.5, max(0.05, end - time.monotonic())))
+            if self.proc.poll() is None:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
         except ProcessLookupError:
             pass
 

@@ -174,15 +174,15 @@ class SshFioRun:
         if self._proc.poll() is not None:
             return
         end = time.monotonic() + grace
-        if self.pid is not None:
-            # fio ignores SIGINT until it installs its handler: ask again if it was too early
-            for attempt in range(2):
-                self._runner.ssh.run(["kill", "-INT", str(self.pid)], timeout=grace)
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    self._proc.wait(timeout=max(0.1, min(2.0, end - time.monotonic()))
-                                    if attempt == 0 else max(0.1, end - time.monotonic()))
-                if self._proc.poll() is not None:
-                    return
+        # fio starts with SIGINT ignored (a background job of sh) and its handler does nothing
+        # until its job threads exist: ask again every half second until it ends
+        while self.pid is not None and time.monotonic() < end:
+            self._runner.ssh.run(["kill", "-INT", str(self.pid)],
+                                 timeout=max(0.5, end - time.monotonic()))
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(timeout=max(0.1, min(0.5, end - time.monotonic())))
+            if self._proc.poll() is not None:
+                return
         self._hang_up()
 
     def abandon(self) -> None:
