@@ -47,7 +47,8 @@ lint: venv
 	$(VENV)/bin/lint-imports  # the import contracts: layers, no circle (pyproject.toml)
 
 test: APT_PACKAGES = $(TEST_PACKAGES)
-# two tiers: the suite (under 25 minutes), then the Ceph lab and the longest end-to-end runs
+# two tiers: the suite (under 25 minutes), then the labs run end to end (the cluster of
+# network-namespace hosts, the Ceph lab) and the longest single-host runs
 test: lint
 	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=25 -m "not tier2"
 	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=25 -m tier2

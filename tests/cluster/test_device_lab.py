@@ -10,12 +10,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from assay.platforms.labcluster import Cluster
 from tests.cluster.test_lab import assay, inventory
 from tests.conftest import needs_fio
 from tests.sshlab import cluster, needs_netns  # noqa: F401
 
-pytestmark = [needs_netns, needs_fio]
+# lab runs end to end: make test's second tier
+pytestmark = [needs_netns, needs_fio, pytest.mark.tier2]
 
 SCENARIO = """\
 name: lab-device

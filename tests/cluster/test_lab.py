@@ -11,13 +11,16 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from assay.platforms import labcluster
 from assay.platforms.labcluster import Cluster
 from assay.results.rundir import read_ndjson
 from tests.conftest import needs_fio
 from tests.sshlab import cluster, needs_netns  # noqa: F401
 
-pytestmark = [needs_netns, needs_fio]
+# lab runs end to end: make test's second tier
+pytestmark = [needs_netns, needs_fio, pytest.mark.tier2]
 
 OLTP = """\
 name: {name}

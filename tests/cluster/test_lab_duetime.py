@@ -11,6 +11,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from assay.platforms.labcluster import Cluster
 from assay.results.rundir import read_ndjson
 from tests.cluster.test_lab import assay
@@ -18,7 +20,8 @@ from tests.conftest import needs_fio
 from tests.metrics.test_duetime import truth_p99_ms
 from tests.sshlab import cluster, needs_netns  # noqa: F401
 
-pytestmark = [needs_netns, needs_fio]
+# lab runs end to end: make test's second tier
+pytestmark = [needs_netns, needs_fio, pytest.mark.tier2]
 
 PACED = """\
 name: lab-due

@@ -24,7 +24,8 @@ from assay.results.rundir import read_ndjson
 from tests.conftest import needs_fio
 from tests.sshlab import SKIP, needs_netns
 
-pytestmark = [needs_netns, needs_fio]
+# lab runs end to end: make test's second tier
+pytestmark = [needs_netns, needs_fio, pytest.mark.tier2]
 
 SMALL = """\
 name: {name}
@@ -70,7 +71,6 @@ def record(r: subprocess.CompletedProcess[str]) -> tuple[Path, dict]:
     return run_dir, json.loads((run_dir / "run.json").read_text())
 
 
-@pytest.mark.tier2  # one of the suite's longest: the second tier
 def test_the_readme_path_runs_oltp_cluster_with_io_on_every_host(lab, tmp_path: Path) -> None:
     c, env = lab
     # the built-in scenario as it is (4 GiB per host), shortened in time only

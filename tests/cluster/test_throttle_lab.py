@@ -8,13 +8,16 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from assay.platforms.labcluster import Cluster
 from assay.results.rundir import read_ndjson
 from tests.cluster.test_lab import assay, inventory
 from tests.conftest import needs_fio
 from tests.sshlab import cluster, needs_netns  # noqa: F401
 
-pytestmark = [needs_netns, needs_fio]
+# lab runs end to end: make test's second tier
+pytestmark = [needs_netns, needs_fio, pytest.mark.tier2]
 
 THROTTLED = """\
 name: lab-throttle

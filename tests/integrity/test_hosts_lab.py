@@ -19,7 +19,8 @@ from assay.runners.ssh import SshRunner
 from tests.conftest import needs_fio
 from tests.sshlab import cluster, needs_netns  # noqa: F401
 
-pytestmark = [needs_netns, needs_fio]
+# lab runs end to end: make test's second tier
+pytestmark = [needs_netns, needs_fio, pytest.mark.tier2]
 
 SCENARIO = """\
 name: {name}
@@ -155,7 +156,6 @@ def test_hosts_check_finds_the_agents_python_and_its_rbd_binding(
     assert any("/nonexistent/python3 does not run there" in e for e in bad.errors), bad.errors
 
 
-@pytest.mark.tier2  # 30 s: a host cut mid-run
 def test_a_host_lost_mid_run_is_not_verified_and_the_run_does_not_pass(
         cluster: Cluster, tmp_path: Path) -> None:  # noqa: F811
     from assay.platforms import labcluster

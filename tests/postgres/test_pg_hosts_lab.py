@@ -23,7 +23,8 @@ from tests.conftest import needs_fio
 from tests.postgres.conftest import needs_postgres
 from tests.sshlab import SKIP, needs_netns
 
-pytestmark = [needs_netns, needs_fio, needs_postgres]
+# lab runs end to end: make test's second tier
+pytestmark = [needs_netns, needs_fio, needs_postgres, pytest.mark.tier2]
 
 RATE = 40  # transactions/s on each host
 SCENARIO = f"""\
@@ -175,7 +176,6 @@ def gone(paths: list[str], timeout: float = 60.0) -> bool:
     return False
 
 
-@pytest.mark.tier2  # 40 s: a host cut mid-run
 def test_a_lost_hosts_database_is_reported_lost_not_passed(
         cluster: Cluster, tmp_path: Path) -> None:
     scenario = tmp_path / "pg.yaml"

@@ -38,6 +38,7 @@ thresholds:
 """
 
 
+@pytest.mark.tier2  # one of the suite's longest: the second tier
 @needs_fio
 @needs_root
 @pytest.mark.skipif(not cgroup.available(), reason="needs cgroup v1 blkio")
@@ -71,6 +72,7 @@ def test_search_finds_the_throttled_cap(loopfs, tmp_path: Path) -> None:
     assert (results / "searches" / record["id"] / "search.json").exists()
 
 
+@pytest.mark.tier2  # one of the suite's longest: the second tier
 @needs_fio
 @needs_root
 @pytest.mark.skipif(not cgroup.available(), reason="needs cgroup v1 blkio")

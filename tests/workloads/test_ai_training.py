@@ -104,6 +104,7 @@ def hand_count(run_dir: Path, window: tuple[float, float], batch: float, compute
         accelerators * sum(r["dt"] for r in mine))
 
 
+@pytest.mark.tier2  # one of the suite's longest: the second tier
 @needs_fio
 def test_the_quick_scenario_keeps_its_accelerator_busy(tmp_path: Path) -> None:
     record = run("ai-unet3d-quick", tmp_path / "results", "--path", str(tmp_path / "data"))

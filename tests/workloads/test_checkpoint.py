@@ -91,6 +91,7 @@ def test_the_quick_checkpoint_saves_and_restores(tmp_path: Path) -> None:
     assert "save.write: longest of 1 burst" in record["stderr"]  # the save time, stated
 
 
+@pytest.mark.tier2  # one of the suite's longest: the second tier
 @needs_fio
 @needs_root
 @pytest.mark.skipif(not cgroup.available(), reason="needs cgroup v1 blkio")
