@@ -125,6 +125,26 @@ def test_recorded_run_renders_charts_markers_and_tables(tmp_path: Path, open_rep
     assert "mail.log.write.lat_p99" in page.inner_text("#scenario")
 
 
+def test_labels_of_steps_close_in_time_do_not_cover_each_other(tmp_path: Path,
+                                                               open_report: Any) -> None:
+    run = copy_run(tmp_path)
+    close = [{"schema_version": 1, "time": 1795345454.0 + i, "kind": "step", "name": name,
+              "action": "command", "t_start": 5.0 + 0.2 * i, "t_end": 5.3, "outcome": "ok"}
+             for i, name in enumerate(["host_fail", "rebuild-wait"], start=1)]
+    with (run / "events.ndjson").open("a") as f:
+        f.writelines(json.dumps(e) + "\n" for e in close)
+    o = open_report(write_report(run))
+    assert o.errors == []
+    assert marker_names(o.page) == ["snapshot-1", "host_fail", "rebuild-wait", "pull-disk"]
+    boxes = o.page.eval_on_selector_all(
+        '.chart[data-chart="iops"] .event-marker', "els => els.map(e => { "
+        "const r = e.getBoundingClientRect(); return [r.left, r.right, r.top, r.bottom]; })")
+    for i, a in enumerate(boxes):  # three labels within 0.4 s stack in rows, none overlaps
+        for b in boxes[i + 1:]:
+            assert a[1] <= b[0] or b[1] <= a[0] or a[3] <= b[2] or b[3] <= a[2], (a, b)
+    assert len({round(b[2]) for b in boxes[:3]}) == 3
+
+
 def test_zoom_legend_and_tooltip(tmp_path: Path, open_report: Any) -> None:
     page = open_report(write_report(copy_run(tmp_path))).page
     overlay = page.locator('.chart[data-chart="iops"] canvas.overlay')

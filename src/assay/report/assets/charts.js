@@ -228,7 +228,7 @@ var AssayCharts = (function () {
         (i % 2 ? "rgba(37,99,235,0.04)" : "rgba(37,99,235,0.07)");
       ctx.fillRect(a, m.t, z - a, ph);
       ctx.fillStyle = "#64748b";
-      if (z - a > 40) ctx.fillText(b.name, a + 4, m.t + ph - 6);
+      if (ctx.measureText(b.name).width + 8 <= z - a) ctx.fillText(b.name, a + 4, m.t + ph - 6);  // whole, or not at all
     });
     // horizontal bands (X-Ray's 95 % band around a target rate), in the series' colour
     hb.forEach(function (b) {
@@ -302,18 +302,29 @@ var AssayCharts = (function () {
     // event labels as DOM (readable, hoverable, testable)
     this.markers.textContent = "";
     var dense = evs.length > pw / 70;
-    evs.forEach(function (e) {
+    // labels of steps close in time go to the next row down instead of covering each other
+    var rows = [];
+    ctx.save();
+    ctx.font = "10.5px sans-serif";  // .event-marker's
+    evs.slice().sort(function (p, q) { return p.start - q.start; }).forEach(function (e) {
       var a = sx(e.start);
       if (a < m.l || a > m.l + pw) return;
       var bad = /fail|error|abort|timeout|unfinished/i.test(e.outcome || "");
       var d = el("div", "event-marker" + (bad ? " failed" : ""), dense ? "▾" : e.name);
+      var half = Math.min(140, ctx.measureText(dense ? "▾" : e.name).width + 8) / 2 + 2;
+      var row = 0;
+      while (row < rows.length && rows[row] > a - half) row++;
+      if (row > 2) { row = 0; d.textContent = "▾"; }  // a crowd: its name stays in the tooltip
+      rows[row] = a + half;
       d.style.left = a + "px";
+      d.style.top = (2 + 15 * row) + "px";
       d.title = e.name + (e.action ? " (" + e.action + ")" : "") + " at " + fmtTime(e.start) +
         (e.end !== null && e.end !== undefined ? "–" + fmtTime(e.end) : "") +
         (e.outcome ? ": " + e.outcome : "") + (e.detail ? " — " + e.detail : "");
       d.dataset.name = e.name;
       self.markers.appendChild(d);
     });
+    ctx.restore();
     this.drawn = true;
   };
 
