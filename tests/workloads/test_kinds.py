@@ -46,6 +46,18 @@ def test_exchange_target_is_mailboxes_times_iops_per_mailbox():
     assert t["w.bdm.read"] == pytest.approx(4 * 4)  # 1 MiB/s of 256k reads per database
 
 
+def test_exchange_bdm_keeps_its_own_rate_when_the_load_is_scaled_down():
+    # Jetstress' BDM reads bytes/s per database whatever the transactional target; scaled
+    # with it, one read every few seconds would hold back every status dump of fio
+    p = plan("{kind: exchange, mailboxes: 10000, iops_per_mailbox: 0.121, databases: 2, "
+             "dataset: 96MiB, load: {scale: 0.0625}}")
+    t = targets(p)
+    assert t["w.db.read"] + t["w.db.write"] == pytest.approx(10000 * 0.121 * 0.0625)
+    assert t["w.bdm.read"] == pytest.approx(2 * 4)
+    bdm = [j for s in p.streams if s.name == "bdm" for j in s.jobs]
+    assert bdm and sum(j.options["rate"] for j in bdm) == pytest.approx(2 * 1024 * 1024, abs=2)
+
+
 def test_exchange_without_headroom_and_explicit_iops():
     t = targets(plan("{kind: exchange, mailboxes: 1000, iops_per_mailbox: 0.5, dataset: 1GiB}"))
     assert t["w.db.read"] + t["w.db.write"] == pytest.approx(500)

@@ -145,11 +145,14 @@ def build(name: str, p: Params, ctx: BuildContext) -> list[Stream]:
             description=f"log replication reads for {p.copies - 1} passive "
                         f"cop{'y' if p.copies == 2 else 'ies'}: 64k sequential"))
     if p.bdm_rate > 0:
-        # BDM is paced by bytes in Exchange: a fixed rate even in closed-loop runs
+        # BDM is paced by bytes in Exchange: a fixed rate even in closed-loop runs, and its
+        # own (bytes/s per database) whatever the load's scale, as Jetstress runs it. Scaled
+        # down it would read once in seconds, and fio's status dumps wait for every job's
+        # next IO: the whole run's seconds would come that far apart.
         bdm_iops = p.bdm_rate * p.databases / (256 * 1024)
         streams.append(build_stream(
             name, "bdm", p.model_copy(update={"load": p.load.model_copy(
-                update={"model": "fixed", "pacing": "even"})}), db_files,
+                update={"model": "fixed", "pacing": "even", "scale": 1.0})}), db_files,
             Pattern([(256 * 1024, 100)], 100, random=False, iodepth=1, target_iops=bdm_iops),
             transactional=False, description="background database maintenance: 256k reads"))
     return streams
