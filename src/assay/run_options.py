@@ -11,14 +11,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from assay.exitcodes import ExitCode
-from assay.hosts.cgroup import BlkioGroup
 from assay.metrics.summary import Stats
 from assay.plan import Plan
 from assay.platforms.base import Platform
 from assay.results.rundir import RunDir
 from assay.runners import LocalRunner, Runner
 from assay.thresholds.evaluate import Result
-from assay.timeline import build
+from assay.timeline import Reach, build
 
 
 class Timeline(Protocol):
@@ -27,6 +26,10 @@ class Timeline(Protocol):
     def start(self, t0: float) -> None: ...
     def tick(self, t: float) -> None: ...
     def finish(self) -> None: ...
+
+    @property
+    def failure(self) -> str | None:
+        """A step that failed (the run ends aborted with it), or None."""
 
 
 class RunWatcher(Protocol):
@@ -38,16 +41,16 @@ class RunWatcher(Protocol):
     def rows(self, stream: str, rows: list[dict[str, Any]]) -> None: ...
 
 
-# (plan, platform, run directory, the run's blkio group or None) -> a timeline or None
-TimelineFactory = Callable[[Plan, Platform, RunDir, BlkioGroup | None], Timeline | None]
+# (plan, platform, run directory, what the steps act on) -> a timeline or None
+TimelineFactory = Callable[[Plan, Platform, RunDir, Reach], Timeline | None]
 # (host, its directory in the run directory) -> the runner that carries out fio there
 RunnerFactory = Callable[[str, Path], Runner]
 
 
 def default_timeline(plan: Plan, platform: Platform, rd: RunDir,
-                     group: BlkioGroup | None) -> Timeline | None:
+                     reach: Reach) -> Timeline | None:
     """The scenario's own `timeline.steps` (assay.timeline), so no caller can forget them."""
-    return build(plan, platform, rd, group)
+    return build(plan, platform, rd, reach)
 
 
 @dataclass

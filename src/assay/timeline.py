@@ -63,13 +63,24 @@ class Series:
     fired: int = 0
 
 
+@dataclass
+class Reach:
+    """What the run's steps act on beside the platform: fio's blkio group (each host's), the
+    hosts as they report (host_fail confirms a loss), the running databases (pg_backup)."""
+
+    group: BlkioGroup | None = None
+    watch: HostWatch | None = None
+    databases: Mapping[str, Any] = field(default_factory=dict)
+
+
 class TimelineRunner:
     def __init__(self, plan: Plan, platform: Platform, run_dir: RunDir,
-                 group: BlkioGroup | None = None):
+                 reach: Reach | None = None):
+        reach = reach or Reach()
         self.plan = plan
         self.platform = platform
         self.run_dir = run_dir
-        self.group = group
+        self.group = reach.group
         self.steps = list(plan.resolved.steps)
         self.names = step_names(self.steps)
         self.t0 = 0.0
@@ -81,8 +92,8 @@ class TimelineRunner:
         self.triggered: set[str] = set()  # `after` steps with `every` start only once
         self.records: list[dict[str, Any]] = []
         self.failure: str | None = None
-        self.watch: HostWatch | None = None  # a cluster run's hosts (host_fail checks it)
-        self.databases: Mapping[str, Any] = {}  # the running databases (pg_backup)
+        self.watch = reach.watch
+        self.databases = reach.databases
 
     # -- the Timeline protocol ------------------------------------------------------------
     def start(self, t0: float) -> None:
@@ -239,10 +250,10 @@ def _wait(step: StepBase, ctx: ActionContext) -> str:
 
 
 def build(plan: Plan, platform: Platform, run_dir: RunDir,
-          group: BlkioGroup | None = None) -> TimelineRunner | Together | None:
+          reach: Reach) -> TimelineRunner | Together | None:
     """The engine's timeline factory: a runner when the scenario has steps, beside the
     platform's own state series when the platform reports one (Ceph)."""
-    steps = TimelineRunner(plan, platform, run_dir, group) if plan.resolved.steps else None
+    steps = TimelineRunner(plan, platform, run_dir, reach) if plan.resolved.steps else None
     watch = platform.watch(run_dir.path)
     return steps if watch is None else Together(steps, watch)
 

@@ -139,3 +139,29 @@ def intended(plan: Plan, stats: dict[str, Stats], logs: Sequence[Path], start: f
             stats[spec.component].intended = component_intended(pairs, lo, hi)
         except OSError:
             continue
+
+
+def hosts_failure(cluster: dict[str, Any] | None) -> str:
+    """Why a cluster run failed beyond its cluster thresholds: the hosts that failed theirs."""
+    if not cluster:
+        return ""
+    parts = [f"{t['expr']} ({t['observed']})" for t in cluster.get("thresholds", [])
+             if not t["passed"]]
+    for host, g in (cluster.get("graded") or {}).items():
+        bad = [t.get("note") or t["expr"] for t in g.get("thresholds", []) if not t["passed"]]
+        if bad:
+            parts.append(f"{host}: {'; '.join(bad[:2])}")
+    return "; ".join(parts)
+
+
+def count_all(info: dict[str, Any]) -> None:
+    """run.json's `verdict` counts every threshold graded: the merged series', each host's
+    (`each_host.`) and the cluster's own (`start_skew`), so the summary, the report and
+    `assay runs` say how many passed and failed of all of them."""
+    c = info.get("cluster")
+    if not isinstance(c, dict) or not isinstance(info.get("verdict"), dict):
+        return
+    extra = [t for g in (c.get("graded") or {}).values() for t in g.get("thresholds", [])]
+    extra += c.get("thresholds") or []
+    info["verdict"]["passed"] += sum(1 for t in extra if t.get("passed"))
+    info["verdict"]["failed"] += sum(1 for t in extra if not t.get("passed"))

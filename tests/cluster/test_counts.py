@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.cluster.group import _facts, _space
+from assay.cluster.hostcheck import _facts, _space
 from assay.exitcodes import UserError
 from assay.plan.build import plan_text
 from assay.runners import ReplayRunner

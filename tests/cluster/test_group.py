@@ -23,7 +23,7 @@ from assay.report.terminal import print_summary
 from assay.results.rundir import read_ndjson, read_record
 from assay.run_options import Outcome, RunOptions
 from assay.runners import ReplayRunner
-from assay.runners.base import CommandResult, Document
+from assay.runners.base import CommandResult, Document, FioRunBase
 
 REPLAY = Path(__file__).parents[1] / "fixtures" / "replay"
 
@@ -139,7 +139,7 @@ def fio_bucket(ns: int) -> int:
     return int((1 << (error_bits + bits)) + (idx % per + 0.5) * (1 << error_bits))
 
 
-class SyntheticRun:
+class SyntheticRun(FioRunBase):
     """A host's fio reporting, each second, the read latencies given (cumulative json+)."""
 
     def __init__(self, seconds: list[list[int]], job: str, start: float):

@@ -29,7 +29,7 @@ from assay.runners.base import Document, FioRun
 
 
 class ClusterRun(Protocol):
-    """What a restart reads of the phase it joins (cluster/group.py's ClusterRun)."""
+    """What a restart reads of the phase it joins (cluster/merge.py's ClusterRun)."""
 
     @property
     def env(self) -> dict[str, str]: ...

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from assay.runners.base import FioRun, Runner
+from assay.runners.base import FioRun, Powers, Runner
 
 LOSS_S = 1.5  # silent this long while another host is heard: probed
 PROBE_S = 2.0  # no answer to the probe within this: lost
@@ -46,8 +46,8 @@ class Liveness:
 
     def heard(self, host: str) -> float:
         """When the host was last heard from (monotonic)."""
-        beat = getattr(self.runs[host], "last_beat", None)
-        said = self.dumped[host] if beat is None else float(beat)
+        beat = self.runs[host].last_beat
+        said = self.dumped[host] if beat is None else beat
         return max(said, self.answered[host])
 
     def silence(self, host: str) -> float:
@@ -79,9 +79,8 @@ class Liveness:
                probed: Callable[[str, bool, float], None]) -> None:
         began = time.monotonic()
         runner = self.runners[host]
-        ping = getattr(runner, "ping", None)
         try:
-            ok = ping(PROBE_S) if ping is not None else \
+            ok = runner.ping(PROBE_S) if Powers.SESSION in runner.powers else \
                 runner.run(["true"], timeout=PROBE_S).returncode == 0
         except Exception:  # noqa: BLE001 - an unreachable host, however it fails
             ok = False

@@ -2,7 +2,7 @@
 
 A host's file is reused, as a local one is (prefill.py), when assay wrote it whole, with the
 data pattern this run writes, and it is still there at its size. Each instance directory on a
-host (`<host>.<k>/`, assay's own: cluster/group.py marks it) keeps a manifest of what assay
+host (`<host>.<k>/`, assay's own: cluster/hostcheck.py marks it) keeps a manifest of what assay
 prefilled there, `.assay-prefill`, one line per file: `name size hash`. The hash is that of
 the file's section of the host's prefill job file (its size, pattern and data options).
 Before any write, the files about to be written leave the manifest (a prefill cut short

@@ -70,6 +70,9 @@ def watchdog(pid: int) -> subprocess.Popen[bytes]:
 
 
 class FioProcess:
+    session_ended = False  # a child of ours: no session to lose (runners/base.py FioRun)
+    last_beat: float | None = None  # no heartbeat but its dumps
+
     def __init__(self, jobfile: Path, out_dir: Path, name: str = "fio",
                  status_interval: float = 1.0, extra_args: list[str] | None = None,
                  cgroup_procs: Path | None = None, env: dict[str, str] | None = None):
@@ -148,6 +151,9 @@ class FioProcess:
     def documents(self, poll: float = 0.2) -> Iterator[dict[str, Any] | None]:
         """Each status dump as it arrives, and None every `poll` s while waiting."""
         return self._docs.documents(poll)
+
+    def abandon(self) -> None:
+        self.stop()
 
     def stop(self, grace: float = 10.0) -> None:
         """Ask fio to finish (it then prints its final report); kill it if it does not."""

@@ -30,6 +30,7 @@ from assay.metrics.sampler import ComponentSpec, Sample
 from assay.postgres.cluster import Cluster, account, bindir, kill_all, processes, reachable
 from assay.postgres.dataset import SCRIPTS, ensure_loaded, loaded_paths, tpcc_file, working_copy
 from assay.postgres.txlog import Components, TxLog
+from assay.runners.base import FioRunBase
 from assay.scenario.models import ResolvedScenario
 from assay.scenario.units import format_size
 from assay.workloads.postgres import MIX, Params
@@ -333,7 +334,7 @@ class Sidecars:
         return IdleRun(self)
 
 
-class IdleRun:
+class IdleRun(FioRunBase):
     """fio's place in a run without fio workloads: no documents, ends when pgbench does."""
 
     def __init__(self, sidecars: Sidecars):

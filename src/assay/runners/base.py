@@ -4,10 +4,16 @@ A runner carries out fio on one host: it keeps the host's job files, starts fio 
 instant, streams fio's json+ status dumps as they come, stops it, brings back its logs and
 runs commands there. The engine drives one runner per host and knows nothing of how a host is
 reached: LocalRunner runs fio here, ReplayRunner plays back recorded fio output (tests).
+
+What a runner can do beyond that core is declared in its `powers` (fio's ioengine flags are
+the model), never probed: every runner has every method, and the powers say which mean
+something there.
 """
 
 from __future__ import annotations
 
+import abc
+import enum
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -16,6 +22,14 @@ from typing import Any, Protocol
 from assay.hosts.result import CommandResult as CommandResult  # its home: hosts/
 
 Document = dict[str, Any]  # one fio json+ status dump
+
+
+class Powers(enum.Flag):
+    """A runner's optional powers."""
+
+    NONE = 0
+    CLOCK = enum.auto()  # the host keeps its own clock: measure_clock gives its offset to ours
+    SESSION = enum.auto()  # reached through a session: ping tests it, abandon drops it unasked
 
 
 class FioRun(Protocol):
@@ -42,11 +56,48 @@ class FioRun(Protocol):
     def stderr_tail(self, lines: int = 5) -> str:
         """The last meaningful lines fio wrote to stderr: why it died."""
 
+    # what a run over a session adds (False, None and `stop` for one without)
+    @property
+    def session_ended(self) -> bool:
+        """The session ended before the host reported fio's status (ssh's 255)."""
+
+    @property
+    def last_beat(self) -> float | None:
+        """time.monotonic() the host last said fio lives, between its dumps."""
+
+    def abandon(self) -> None:
+        """End it without asking a host that may be gone."""
+
+
+class FioRunBase(abc.ABC):
+    """A run that is not reached through a session: it never loses one, has no heartbeat
+    but its dumps, and abandoning it is stopping it."""
+
+    session_ended = False
+    last_beat: float | None = None
+
+    @abc.abstractmethod
+    def stop(self) -> None: ...
+
+    def abandon(self) -> None:
+        self.stop()
+
 
 class Runner(Protocol):
     @property
     def host(self) -> str:
         """The host's name in the plan and in the run directory (hosts/<host>/)."""
+
+    @property
+    def powers(self) -> Powers:
+        """What this runner can do beyond the core (Powers)."""
+
+    def measure_clock(self) -> tuple[float, float]:
+        """The host clock's offset from ours and the round trip, in seconds (Powers.CLOCK;
+        (0, 0) without it)."""
+
+    def ping(self, timeout: float) -> bool:
+        """Whether the host answers within `timeout` s (Powers.SESSION; True without)."""
 
     def clock(self) -> float:
         """Now, in epoch seconds, on the runner's clock."""
@@ -79,6 +130,12 @@ class Runner(Protocol):
         its stdout streams JSON rows (runners/agent.py `rows`); closing its stdin or killing
         it ends the command there."""
 
+    def close(self) -> None:
+        """Nothing of the run left running or kept on the host."""
+
+    def abandon(self) -> None:
+        """Close, not asking a host that may be gone (Powers.SESSION; close without)."""
+
 
 def fio_outcome(rc: int, fio: FioRun) -> tuple[str, str]:
     """How fio's end decides the run: done, or aborted with fio's own reason."""
@@ -86,7 +143,7 @@ def fio_outcome(rc: int, fio: FioRun) -> tuple[str, str]:
         tail = fio.stderr_tail()
         if "No space left on device" in tail:
             return "aborted", f"the target ran out of space during the run: {tail}"
-        if getattr(fio, "session_ended", False):  # ssh's 255: not fio's status
+        if fio.session_ended:  # ssh's 255: not fio's status
             return "aborted", f"the SSH session ended (ssh exit status 255): {tail}"
         return "aborted", f"fio exited with status {rc}: {tail}"
     doc = fio.last_doc or {}

@@ -9,10 +9,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from assay.fio.process import FioProcess, parse_only
-from assay.runners.base import CommandResult, FioRun
+from assay.runners.base import CommandResult, FioRun, Powers
 
 
 class LocalRunner:
+    powers = Powers.NONE  # this machine's clock; no session to lose
+
     def __init__(self, host: str, workdir: Path):
         self._host = host
         self.workdir = workdir  # job files, raw output and logs: the run directory's copy
@@ -24,6 +26,12 @@ class LocalRunner:
 
     def clock(self) -> float:
         return time.time()
+
+    def measure_clock(self) -> tuple[float, float]:
+        return 0.0, 0.0
+
+    def ping(self, timeout: float) -> bool:
+        return True
 
     def prepare(self, directory: Path, subdirs: Sequence[str]) -> None:
         for sub in subdirs:  # a driver may have made it already (a btrfs subvolume)
@@ -68,3 +76,9 @@ class LocalRunner:
                                 cwd=self.workdir, stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True)
+
+    def close(self) -> None:
+        """Its files are the run directory's: nothing to remove."""
+
+    def abandon(self) -> None:
+        self.close()

@@ -27,11 +27,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from assay.fio.jsonstream import JsonStream, split_documents
-from assay.runners.base import CommandResult, Document
+from assay.runners.base import CommandResult, Document, FioRunBase
 from assay.runners.local import LocalRunner
 
 
-class ReplayRun:
+class ReplayRun(FioRunBase):
     def __init__(self, runner: ReplayRunner, name: str, at: float | None = None):
         self._runner = runner
         self._at = at if at is not None else time.time()  # wall clock: fio's start

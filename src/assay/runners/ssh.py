@@ -31,7 +31,7 @@ from assay.exitcodes import UserError
 from assay.hosts.inventory import Host
 from assay.hosts.ssh import SshError, SshHost
 from assay.runners import agent
-from assay.runners.base import CommandResult
+from assay.runners.base import CommandResult, Powers
 from assay.runners.sshfio import START, SshFioRun
 
 VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -54,6 +54,8 @@ LIST_LOGS = 'cd -- "$1" && for f in *_lat.*.log; do [ -f "$f" ] && printf "%s\\n
 
 
 class SshRunner:
+    powers = Powers.CLOCK | Powers.SESSION
+
     def __init__(self, host: Host, workdir: Path, ssh: SshHost | None = None, *,
                  run_id: str | None = None, accept_new: bool = False):
         self.spec = host

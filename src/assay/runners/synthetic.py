@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from assay.runners.base import CommandResult, Document
+from assay.runners.base import CommandResult, Document, FioRunBase
 from assay.runners.local import LocalRunner
 
 
@@ -83,7 +83,7 @@ _SHAPE = [(fio_bucket(800_000 * math.exp(0.5 * z)), math.exp(-z * z / 2))
 _TOTAL = sum(w for _, w in _SHAPE)
 
 
-class SyntheticRun:
+class SyntheticRun(FioRunBase):
     def __init__(self, jobs: dict[str, dict[str, Direction]], seconds: int, seed: int = 1):
         self._jobs = jobs
         self._seconds = seconds

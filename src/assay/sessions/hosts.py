@@ -1,8 +1,6 @@
-"""The engine's cluster steps: open the hosts, prefill them all at once, grade each host.
-
-The engine calls these where a one-host run prepares its target, prefills and grades; the
-load itself goes through the engine's own loop, the RunnerGroup standing for one runner.
-"""
+"""The load on an inventory's hosts over SSH: a RunnerGroup (cluster/group.py) opened and
+checked before any IO, every host prefilled at once, the merged series graded as one and each
+host on its own (run.json: `cluster`)."""
 
 from __future__ import annotations
 
@@ -10,27 +8,95 @@ import functools
 import shutil
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
+from assay.actions.context import HostWatch
 from assay.cluster.group import RunnerGroup
-from assay.cluster.prefill import prefill  # noqa: F401 - the engine's cluster.prefill
+from assay.cluster.postgres import HostDatabases
+from assay.cluster.prefill import prefill
 from assay.cluster.throttle import HostsBlkio
-from assay.plan import Plan
+from assay.integrity import lifecycle as integrity
+from assay.metrics.sampler import ComponentSpec
+from assay.plan import RUN_JOB, Plan
 from assay.platforms import platformstate
-from assay.platforms.base import Platform
 from assay.results.record import parse_record
 from assay.results.rundir import RunDir
-from assay.run_options import RunOptions, signals_held
+from assay.run_options import signals_held
 from assay.runinfo import initial_record
 from assay.runners import LocalRunner
+from assay.runners.base import FioRun
 from assay.runners.ssh import ssh_runner
+from assay.sessions.base import Session
 
 
-def open_run(plan: Plan, opt: RunOptions, platform: Platform, console: Console) \
-        -> tuple[RunDir, RunnerGroup, dict[str, Any]]:
-    """The run directory, every host checked and ready (RunnerGroup.open), run.json's start."""
+class HostsSession(Session):
+    group: RunnerGroup | None = None
+
+    def open(self) -> None:
+        """The run directory, every host checked and ready (RunnerGroup.open), run.json's
+        start; then each host's integrity writers and databases, checked there."""
+        plan = self.plan
+        assert plan.cluster is not None
+        self.run_dir, self.group, self.info = _open_run(self)
+        self.blkio = self.group.blkio  # each host's group, when the run throttles
+        direct = plan.scenario.target.direct is not False
+        self.integrity = integrity.open_hosts(plan.resolved, plan.streams, self.run_dir.id,
+                                              self.group, direct, self.platform)
+        self.databases = HostDatabases.open(plan, self.group, self.run_dir)  # on the hosts
+
+    def prefill(self) -> None:
+        assert self.run_dir and self.group
+        if self.integrity:
+            self.integrity.prefill()
+        if self.plan.files:  # a database-only run has no fio files
+            self.info["prefill"] = prefill(self.plan, self.group, self.run_dir, self.console,
+                                           self.opt.fresh)
+        self.prepare_databases(self.run_dir.path, self.plan.scenario.target.direct is not False)
+
+    def start(self) -> FioRun:
+        assert self.group
+        self.group.confine()
+        return self.group.start(RUN_JOB, self.env)
+
+    def clock(self) -> float:
+        assert self.group
+        return self.group.clock()
+
+    def fetch_logs(self) -> list[Path]:
+        return self.group.fetch_logs() if self.group else []
+
+    def close(self) -> None:
+        if self.group:
+            self.group.close()
+
+    def specs(self) -> list[ComponentSpec]:
+        """A lost host's share leaves the schedule (RunnerGroup.reschedule)."""
+        assert self.group
+        return [c for c in self.group.specs if c.jobs] or super().specs()
+
+    @property
+    def watch(self) -> HostWatch | None:
+        return self.group
+
+    def graded_plan(self) -> Plan:
+        """After a host is lost, each component's target is the hosts' still active
+        (RunnerGroup.reschedule), so a window's target, its percentage and the warnings are
+        the survivors' (docs/hosts.md)."""
+        steps = {s.component: s.target_steps for s in self.group.specs if s.target_steps} \
+            if self.group is not None else {}
+        if not steps:
+            return self.plan
+        streams = [replace(st, components=[replace(c, target_steps=steps.get(c.component, ()))
+                                           for c in st.components]) for st in self.plan.streams]
+        return replace(self.plan, streams=streams)
+
+    def grade_hosts(self, steps: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+        return finish(self.group, steps) if self.group is not None else None
+
+
+def _open_run(s: HostsSession) -> tuple[RunDir, RunnerGroup, dict[str, Any]]:
+    plan, opt, platform = s.plan, s.opt, s.platform
     assert plan.cluster is not None
     direct = plan.scenario.target.direct is not False
     factory = opt.runner
@@ -41,8 +107,8 @@ def open_run(plan: Plan, opt: RunOptions, platform: Platform, console: Console) 
     for host, files in plan.jobfiles.items():  # kept before any host is reached
         for name, text in files.items():
             rd.write_text(f"hosts/{host}/{name}", text)
-    console.print(f"cluster: checking {len(plan.cluster.hosts)} hosts "
-                  f"({', '.join(plan.cluster.hosts)})")
+    s.console.print(f"cluster: checking {len(plan.cluster.hosts)} hosts "
+                    f"({', '.join(plan.cluster.hosts)})")
     try:
         group = RunnerGroup.open(plan, factory, rd, direct, opt.force)
         try:  # the platform's own preparation (Ceph: the run's images) and fio's variables
@@ -120,42 +186,3 @@ def failover_graded(restarts: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "passed": did, "note": "" if did else
                     (r.get("error") or "no IO after the restart")})
     return out
-
-
-def failure(cluster: dict[str, Any] | None) -> str:
-    """Why a cluster run failed beyond its cluster thresholds: the hosts that failed theirs."""
-    if not cluster:
-        return ""
-    parts = [f"{t['expr']} ({t['observed']})" for t in cluster.get("thresholds", [])
-             if not t["passed"]]
-    for host, g in (cluster.get("graded") or {}).items():
-        bad = [t.get("note") or t["expr"] for t in g.get("thresholds", []) if not t["passed"]]
-        if bad:
-            parts.append(f"{host}: {'; '.join(bad[:2])}")
-    return "; ".join(parts)
-
-
-def count(info: dict[str, Any]) -> None:
-    """run.json's `verdict` counts every threshold graded: the merged series', each host's
-    (`each_host.`) and the cluster's own (`start_skew`), so the summary, the report and
-    `assay runs` say how many passed and failed of all of them."""
-    c = info.get("cluster")
-    if not isinstance(c, dict) or not isinstance(info.get("verdict"), dict):
-        return
-    extra = [t for g in (c.get("graded") or {}).values() for t in g.get("thresholds", [])]
-    extra += c.get("thresholds") or []
-    info["verdict"]["passed"] += sum(1 for t in extra if t.get("passed"))
-    info["verdict"]["failed"] += sum(1 for t in extra if not t.get("passed"))
-
-
-def survivors(plan: Plan, group: RunnerGroup | None) -> Plan:
-    """The plan to grade the merged series with: after a host is lost, each component's
-    target is the hosts' still active (RunnerGroup.reschedule), so a window's target, its
-    percentage and the warnings are the survivors' (docs/hosts.md)."""
-    steps = {s.component: s.target_steps for s in group.specs if s.target_steps} \
-        if group is not None else {}
-    if not steps:
-        return plan
-    streams = [replace(st, components=[replace(c, target_steps=steps.get(c.component, ()))
-                                       for c in st.components]) for st in plan.streams]
-    return replace(plan, streams=streams)

@@ -1,0 +1,148 @@
+"""A cluster's hosts checked before any IO: each host's clock, fio, target and job files, and
+one fio version on all of them. Every problem is a UserError naming its host."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from assay.cluster import devices
+from assay.cluster.duetime import HostLags
+from assay.exitcodes import UserError
+from assay.hosts.check import FIO_MIN, fio_version
+from assay.plan import RUN_JOB, Plan
+from assay.platforms import rbdjobs
+from assay.runners.base import CommandResult, Powers, Runner
+from assay.scenario.units import format_size
+
+# $1 the target, then the instances' sub-directories: prints those holding files assay did
+# not put there (no .assay-owned mark); marks the others as assay's
+OWNED = ('d=$1; shift; for s; do p="$d/$s"; '
+         'if [ -d "$p" ] && [ ! -e "$p/.assay-owned" ] && [ -n "$(ls -A -- "$p")" ]; '
+         'then echo "$s"; fi; done')
+MARK = 'd=$1; shift; for s; do : > "$d/$s/.assay-owned" || exit 3; done'
+SPLIT = "assay-owned:"
+# the host's facts, one line each ("-" when unknown): kernel, CPUs, memory (an integer: awk
+# prints large products in exponent form), the target's filesystem type, its free bytes and
+# what the instances' directories already hold there (files a prefill writes over in place)
+FACTS = ('p=$1; while [ ! -e "$p" ]; do p=$(dirname -- "$p"); done; '
+         'uname -sr; nproc; awk \'/MemTotal/ {printf "%.0f\\n", $2 * 1024}\' /proc/meminfo; '
+         'df -PT -- "$p" 2>/dev/null | awk \'NR == 2 {t = $2} END {print (t == "" ? "-" : t)}\'; '
+         'df -Pk -- "$p" 2>/dev/null | awk \'NR == 2 {f = $4} END '
+         '{if (f == "") print "-"; else printf "%.0f\\n", f * 1024}\'; '
+         '( d=$1; shift; u=0; for s; do if [ -d "$d/$s" ]; then '
+         'u=$((u + $(du -sk -- "$d/$s" | cut -f1))); fi; done; echo $((u * 1024)) )')
+SPACE_MARGIN = 64 << 20  # kept free on each host: a full filesystem misbehaves before full
+
+
+def check_host(plan: Plan, name: str, runner: Runner, env: dict[str, str], force: bool,
+               duetime: HostLags) -> tuple[dict[str, Any], float]:
+    """One host, before any IO: clock, fio, target, job files. Its facts for run.json, and
+    what one remote command took there (a loaded machine starts ssh slowly)."""
+    assert plan.cluster is not None
+    hp = plan.cluster.hosts[name]
+    facts: dict[str, Any] = {"address": hp.host.address, "target": hp.host.target,
+                             "instances": hp.instances}
+    if Powers.CLOCK in runner.powers:
+        offset, rtt = runner.measure_clock()
+        facts.update(clock_offset_ms=round(offset * 1000, 3), rtt_ms=round(rtt * 1000, 3))
+    began = time.monotonic()
+    fio = runner.run([str(hp.host.vars.get("assay_fio") or "fio"), "--version"])
+    spawn_s = time.monotonic() - began
+    if fio.returncode != 0:
+        raise UserError(f"{name}: fio is not installed there (or does not run): "
+                        f"{_last(fio.stderr)}")
+    version = fio_version(fio.stdout)
+    facts["fio"] = fio.stdout.strip() or "unknown"
+    if version is not None and version < FIO_MIN:
+        raise UserError(f"{name}: {fio.stdout.strip()} is older than fio "
+                        f"{'.'.join(map(str, FIO_MIN))}, the oldest assay drives")
+    if hp.host.device:  # a raw device there: checked as a local one is
+        facts.update({k: v for k, v in _facts(runner.run(["sh", "-c", FACTS, "assay-probe",
+                                                          "/"])).items()
+                      if k in ("kernel", "cpus", "mem_bytes")})
+        facts.update(devices.check(name, runner, hp.host.device,
+                                   sum(size for _, size in hp.files), force))
+    else:
+        _check_directory(plan, name, runner, facts, force)
+    for job, text in plan.jobfiles[name].items():
+        runner.write_job(job, text)
+    # its session opened now, not when it is needed
+    if Powers.SESSION in runner.powers and not runner.ping(30.0):
+        raise UserError(f"{name}: does not answer over SSH (a shell echoing a line)")
+    complaint = runner.check_job(RUN_JOB, env)
+    if complaint:
+        raise UserError(f"{name}: fio rejected the job file: {complaint}")
+    duetime.check(name, runner)  # python3 for the agent, when it is needed
+    return facts, spawn_s
+
+
+def _check_directory(plan: Plan, name: str, runner: Runner, facts: dict[str, Any],
+                     force: bool) -> None:
+    """A target directory: assay's to write in, writable, with room for the files."""
+    assert plan.cluster is not None
+    hp = plan.cluster.hosts[name]
+    target = hp.host.path or "/"
+    # the host's facts, then what of the instances' directories is not assay's: one trip
+    probe = runner.run(["sh", "-c", f"{FACTS}; echo {SPLIT}; {OWNED}", "assay-probe",
+                        target, *hp.subdirs])
+    head, _, foreign = probe.stdout.partition(f"{SPLIT}\n")
+    facts.update(_facts(CommandResult(probe.returncode, head, probe.stderr)))
+    if foreign.strip() and not force:
+        dirs = ", ".join(f"{target}/{d}" for d in foreign.split())
+        raise UserError(f"{name}: {dirs} holds files assay did not create there; move "
+                        f"them away, or give --force to write over them")
+    runner.prepare(Path(target), hp.subdirs)  # unwritable: said before its space
+    if not rbdjobs.on_rbd(plan.scenario.target):  # RBD images hold no host files
+        _space(name, target, facts, sum(size for _, size in hp.files))
+    mark = runner.run(["sh", "-c", MARK, "assay-mark", target, *hp.subdirs])
+    if mark.returncode != 0:
+        raise UserError(f"{name}: cannot write to the target {target}: "
+                        f"{_last(mark.stderr)}")
+
+
+def same_fio(facts: dict[str, dict[str, Any]]) -> None:
+    """One fio version on every host, or results would not compare."""
+    versions: dict[str, list[str]] = {}
+    for name, f in facts.items():
+        versions.setdefault(str(f.get("fio")), []).append(name)
+    if len(versions) > 1:
+        most = max(versions.values(), key=len)
+        odd = [f"{', '.join(hosts)} ({v})" for v, hosts in versions.items()
+               if hosts is not most]
+        raise UserError(f"fio differs between hosts: {'; '.join(odd)} against "
+                        f"{[v for v, h in versions.items() if h is most][0]} on "
+                        f"{', '.join(most)}: results would not compare; install one "
+                        f"version everywhere")
+
+
+def _facts(r: CommandResult) -> dict[str, Any]:
+    lines = r.stdout.splitlines() if r.returncode == 0 else []
+    keys = ("kernel", "cpus", "mem_bytes", "fs", "free_bytes", "existing_bytes")
+    out: dict[str, Any] = {}
+    for key, value in zip(keys, lines, strict=False):
+        if value.strip() not in ("", "-"):
+            out[key] = int(value) if value.isdigit() else value
+    return out
+
+
+def _space(name: str, target: str, facts: dict[str, Any], need: int) -> None:
+    """Refuse, before any IO, a host whose target cannot hold its instances' files (the
+    prefill would hit ENOSPC on every host at once and read as hosts lost)."""
+    existing = int(facts.pop("existing_bytes", 0) or 0)
+    free = facts.get("free_bytes")
+    more = need - existing
+    if isinstance(free, int) and more > free - SPACE_MARGIN:
+        raise UserError(f"{name}: not enough free space at {target}: its files need "
+                        f"{format_size(need)}" + (f" ({format_size(more)} more than the "
+                                                  f"{format_size(existing)} already there)"
+                                                  if existing else "") +
+                        f", {format_size(free)} is free (assay keeps "
+                        f"{format_size(SPACE_MARGIN)}). Lower `dataset` or give the host a "
+                        f"larger target")
+
+
+def _last(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return lines[-1] if lines else "no message"

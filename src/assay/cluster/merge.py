@@ -1,0 +1,308 @@
+"""One phase's fio on every host, their dumps merged into one stream (the FioRun protocol).
+
+The merged dumps carry every host's jobs, in host order, so the engine's Sampler adds the
+hosts' counts and histogram bins exactly as it adds numjobs clones: cluster percentiles come
+from the merged histograms. Each host also has its own series (cluster/hostseries.py).
+
+A host is lost when its fio ends badly (fio or its SSH session died) or when it goes quiet
+while another host is heard and does not answer a probe (cluster/liveness.py): the loss is
+a timeline event, the host's last dump stays in every merged dump after it (its counters
+stop: its data up to the loss is kept and it adds nothing after), and the other hosts go on.
+`cluster.ndjson` labels every merged second with the hosts still active.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+from assay.cluster.failover import Failover, ran_ms
+from assay.cluster.hostseries import HostSeries
+from assay.cluster.liveness import PROBE_S, Liveness
+from assay.plan import RUN_JOB, Plan
+from assay.results.rundir import RunDir
+from assay.runners.base import Document, FioRun, FioRunBase, Runner
+
+OVERRUN_S = 3.0  # still running this long after another host ended normally: stopped
+_END = object()
+
+
+class Group(Protocol):
+    """What a phase uses of its cluster (cluster/group.py's RunnerGroup)."""
+
+    plan: Plan
+    rd: RunDir
+    runners: dict[str, Runner]
+    facts: dict[str, dict[str, Any]]
+    skew: dict[str, dict[str, float | None]]
+    lost: dict[str, dict[str, Any]]
+    late: dict[str, int]
+    series: HostSeries
+    failover: Failover
+
+    def reschedule(self, host: str, t: float) -> None: ...
+
+
+class ClusterRun(FioRunBase):
+    """Every host's fio for one phase (the FioRun protocol), their dumps merged."""
+
+    def __init__(self, group: Group, runs: dict[str, FioRun], t0: float, phase: str):
+        self.group = group
+        self.runs = runs
+        self.t0 = t0
+        self.phase = phase
+        self.measured = phase == Path(RUN_JOB).stem
+        self.order = list(runs)
+        self.active = list(runs)
+        self.ended: dict[str, int] = {}  # host -> fio's exit status
+        self.pending: dict[str, list[Document]] = {h: [] for h in runs}
+        self.frozen: dict[str, Document] = {}  # each host's newest merged dump
+        self.alive = Liveness(runs, group.runners,
+                              lambda h: "clock_offset_ms" in group.facts.get(h, {}),
+                              max(0.0, t0 - time.time()) + 1.5,
+                              lambda h: h not in self.active or h in self.ended)
+        self.stopping = False
+        self.env: dict[str, str] = {}  # the phase's fio variables (a restart uses them)
+        self._last: Document | None = None
+        self._jobs_start_ms: float | None = None
+        self._first_end: float | None = None
+        self._started: dict[str, float] = {}
+        self._q: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self._verdicts: queue.SimpleQueue[tuple[str, bool, str]] = queue.SimpleQueue()
+        for h, run in runs.items():
+            threading.Thread(target=self._pump, args=(h, run), daemon=True).start()
+        threading.Thread(target=self._listen, daemon=True).start()
+
+    def _pump(self, host: str, run: FioRun) -> None:
+        """One host's dumps into the queue, noting when each arrived; then fio's status
+        (waited for here: the engine's loop never blocks on one host)."""
+        rc = -1
+        try:
+            for doc in run.documents(poll=0.5):
+                if doc is not None:
+                    self.alive.dump(host)
+                    self._q.put((host, doc))
+            rc = run.wait()
+        finally:
+            self._q.put((host, (_END, rc)))
+
+    # -- time -----------------------------------------------------------------------------
+    def _host_start(self, host: str) -> float:
+        if host not in self._started:
+            self._started[host] = self.runs[host].started
+        return self._started[host]
+
+    @property
+    def started(self) -> float:
+        """T0. Each host's start after T0 is measured (group.skew, ms); the start skew of a
+        phase is the spread of those starts."""
+        skew: dict[str, float | None] = {}
+        for h in self.runs:
+            began = self._host_start(h)
+            facts = self.group.facts.get(h, {})
+            if "clock_offset_ms" in facts:  # a real host: its clock, corrected
+                skew[h] = round((began - facts["clock_offset_ms"] / 1000 - self.t0) * 1000, 3)
+            else:
+                skew[h] = None  # a replay has no instant to measure against
+        self.group.skew[self.phase] = skew
+        return self.t0
+
+    def clock(self) -> float:
+        """Now on this machine's clock, as far as the hosts' dumps have come (the newest)."""
+        if self._last is None:
+            return time.time() if self.group.facts and any(
+                "clock_offset_ms" in f for f in self.group.facts.values()) else self.t0
+        ts = float(self._last["timestamp_ms"]) / 1000
+        return max(ts, time.time()) if self._real() else ts
+
+    def _real(self) -> bool:
+        return any("clock_offset_ms" in f for f in self.group.facts.values())
+
+    # -- the merged stream ----------------------------------------------------------------
+    @property
+    def last_doc(self) -> Document | None:
+        return self._last
+
+    def documents(self, poll: float = 0.2) -> Iterator[Document | None]:
+        while True:
+            try:
+                host, item = self._q.get(timeout=poll)
+            except queue.Empty:
+                self._watch()
+                yield None
+                continue
+            if isinstance(item, tuple) and item[0] is _END:
+                self._ended(host, item[1])
+            elif host in self.active:
+                self.pending[host].append(item)
+            yield from self._merge()
+            self._watch()
+            if all(h in self.ended for h in self.order):
+                yield from self._merge(final=True)
+                tail = self.group.failover.settle(self) if self.measured else None
+                if tail is not None:  # restarted instances' last seconds (failover.py)
+                    self._last = tail
+                    yield tail
+                return
+
+    def _ended(self, host: str, rc: int) -> None:
+        self.ended[host] = rc
+        if host in self.active and rc != 0 and not self.stopping:
+            self._lose(host, ended_why(self.runs[host], rc))
+        elif self._first_end is None and rc == 0:
+            self._first_end = time.monotonic()
+
+    def _listen(self) -> None:
+        """In a thread of its own, so that a busy engine loop does not delay it: which host
+        has gone quiet (cluster/liveness.py); what it decides waits in `_verdicts`, taken by
+        the engine's thread at its next turn (`_watch`)."""
+        while not self.stopping and any(h not in self.ended for h in self.active):
+            waiting = [h for h in self.active if h not in self.ended]
+            for h, why in self.alive.check(waiting, len(self.order) == 1, self._answer):
+                self._verdicts.put((h, False, why))
+            time.sleep(0.1)
+
+    def _answer(self, host: str, ok: bool, silent: float) -> None:
+        self._verdicts.put((host, ok, f"no status from fio for {silent:.1f} s and no answer "
+                                      f"over SSH within {PROBE_S:g} s (host or network down)"))
+
+    def _watch(self) -> None:
+        """Lose the hosts found silent (`_listen`); stop overrunning hosts."""
+        while not self._verdicts.empty():
+            host, ok, why = self._verdicts.get()
+            self.alive.answer(host, ok)
+            if ok:
+                self.group.late[host] = self.group.late.get(host, 0) + 1
+            elif host in self.active and host not in self.ended and not self.stopping:
+                self._lose(host, why)
+        if self.measured:
+            self.group.failover.tick(self)
+        now = time.monotonic()
+        if self._first_end is not None and now - self._first_end > OVERRUN_S + self._spread():
+            for h in [h for h in self.active if h not in self.ended]:
+                self._lose(h, "fio still running after the other hosts ended")
+
+    def _spread(self) -> float:
+        """How much later than the first a host may end: its instances' stagger."""
+        return max((float(w.stagger) * (w.count_per_host * len(self.order) - 1)
+                    for w in self.group.plan.resolved.workloads.values()), default=0.0)
+
+    def _lose(self, host: str, reason: str) -> None:
+        self.active.remove(host)
+        t = self._last_t(host)
+        self.group.lost[host] = {"t": t, "phase": self.phase, "reason": reason}
+        self.group.rd.event("host_lost", host=host, t=t, phase=self.phase, reason=reason,
+                            hosts_active=len(self.active))
+        if self.measured:
+            self.group.reschedule(host, t)
+            self.group.failover.lost(self, host, t)
+        if self.measured:  # a timeline event: phases cut at it
+            self.group.rd.event("step", name="host_lost", action="host_lost", n=1,
+                                t_due=t, t_start=t, t_end=t, seconds=0.0, outcome="detected",
+                                output=f"{host}: {reason}", annotate=True, host=host)
+        run = self.runs[host]
+        # not asking a host that is gone
+        threading.Thread(target=call_quietly, args=(run.abandon,), daemon=True).start()
+        if not self.active and not self.stopping:
+            self.stopping = True
+
+    def _last_t(self, host: str) -> float:
+        """When the host last reported, on the series' axis: how long its jobs had run."""
+        doc = (self.pending[host] or [self.frozen.get(host) or {}])[-1]
+        return round(ran_ms(doc.get("jobs", [])) / 1000, 3)
+
+    @property
+    def jobs_start_ms(self) -> float | None:
+        """When the merged axis starts (epoch ms, this machine's clock), once known."""
+        return self._jobs_start_ms
+
+    def _t(self) -> float | None:
+        if self._last is None or self._jobs_start_ms is None:
+            return None
+        return round((float(self._last["timestamp_ms"]) - self._jobs_start_ms) / 1000, 3)
+
+    def _merge(self, final: bool = False) -> Iterator[Document]:
+        """One merged dump per round in which every running host has a new one."""
+        while True:
+            running = [h for h in self.active if h not in self.ended]
+            ready = any(self.pending[h] for h in self.order)
+            if not ready or (not final and any(not self.pending[h] for h in running)):
+                return
+            rel: list[float] = []
+            fresh: list[str] = []
+            for h in self.order:
+                if self.pending[h]:
+                    doc = self.pending[h].pop(0)
+                    self.frozen[h] = doc
+                    fresh.append(h)
+                    rel.append(float(doc.get("timestamp_ms") or 0) / 1000 - self._host_start(h))
+            jobs = [j for h in self.order if h in self.frozen for j in self.frozen[h]["jobs"]]
+            if self.measured:  # restarted instances, after every host's (cluster/failover.py)
+                jobs += self.group.failover.jobs()
+            stamp = (self.t0 + max(rel)) * 1000
+            merged: Document = {"timestamp_ms": stamp, "jobs": jobs}
+            if self._jobs_start_ms is None:
+                runtime = ran_ms(jobs)
+                self._jobs_start_ms = max(stamp - runtime, self.t0 * 1000)
+            if self.measured:  # each host's second is the merged one: one window, one clock
+                for h in fresh:
+                    self._feed_host(h, stamp)
+            self._last = merged
+            if self.measured:
+                self.group.rd.append("cluster.ndjson", {
+                    "t": self._t(), "hosts_active": len(self.active),
+                    "hosts": [h for h in self.order if h in self.active]})
+            yield merged
+
+    def _feed_host(self, host: str, stamp: float) -> None:
+        """The host's dump to its own series, stamped with the merged dump's time, on the
+        merged axis: one window on one clock."""
+        assert self._jobs_start_ms is not None
+        self.group.series.feed(host, {**self.frozen[host], "timestamp_ms": stamp},
+                               self._jobs_start_ms)
+
+    def stop(self) -> None:
+        self.stopping = True
+        self.group.failover.stop()
+        threads = [threading.Thread(target=run.stop, daemon=True)
+                   for h, run in self.runs.items() if h not in self.ended and h in self.active]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=20)
+
+    def wait(self) -> int:
+        """0 when every host still active ended well (lost hosts are graded, not fatal)."""
+        for h, run in self.runs.items():
+            if h not in self.ended and h in self.active:  # a lost one is being ended
+                self.ended[h] = run.wait()
+        bad = [rc for h, rc in self.ended.items() if h in self.active and rc != 0]
+        return bad[0] if bad else (0 if self.active else 1)
+
+    def stderr_tail(self, lines: int = 5) -> str:
+        parts = [f"{h}: {self.runs[h].stderr_tail(lines)}" for h, rc in self.ended.items()
+                 if rc != 0 and self.runs[h].stderr_tail(lines)]
+        if not self.active:
+            parts.insert(0, "every host was lost: " + "; ".join(
+                f"{h} ({v['reason']})" for h, v in self.group.lost.items()))
+        return "\n".join(parts)
+
+
+def ended_why(run: FioRun, rc: int) -> str:
+    """Why a host's fio ended badly: its SSH session ended (ssh's 255, no status from the
+    host), or fio's own status, with the last lines it (or ssh) wrote."""
+    tail = run.stderr_tail(2)
+    if run.session_ended:
+        return "the SSH session ended (ssh exit status 255: connection lost or host " \
+               "down) before the host reported fio's end" + (f": {tail}" if tail else "")
+    return f"fio ended with status {rc}" + (f": {tail}" if tail else "")
+
+
+def call_quietly(close: Callable[[], None]) -> None:
+    with contextlib.suppress(Exception):
+        close()
