@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from assay.exitcodes import UserError
-from assay.fio import process
+from assay.fio import process, rawout
 from assay.fio.jsonstream import JsonStream
 from assay.fio.process import FioProcess, find_fio, parse_only
 from assay.hosts.cgroup import BlkioGroup
@@ -220,7 +220,7 @@ def test_no_status_interval_and_extra_args(monkeypatch: pytest.MonkeyPatch,
 def test_fios_raw_output_is_kept_up_to_a_cap_then_its_last_document(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A day of json+ dumps would be tens of GB: past the cap only the final result is kept."""
-    monkeypatch.setattr(process, "RAW_CAP", 3000)  # about one status dump
+    monkeypatch.setattr(rawout, "RAW_CAP", 3000)  # about one status dump
     fio = FioProcess(job(tmp_path, IDLE_JOB.format(runtime="3s")), tmp_path,
                      status_interval=1)
     fio.start()

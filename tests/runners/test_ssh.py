@@ -7,7 +7,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -19,9 +21,10 @@ from pathlib import Path
 import pytest
 
 from assay.exitcodes import UserError
+from assay.fio import rawout
 from assay.platforms.labcluster import Cluster
 from assay.runners import Runner
-from assay.runners.ssh import SshRunner, ssh_runner
+from assay.runners.ssh import MARK, SshRunner, ssh_runner
 from tests.conftest import needs_fio
 from tests.runners.test_local import JOB
 from tests.sshlab import cluster, hosts_of, needs_netns  # noqa: F401
@@ -236,3 +239,77 @@ def test_close_stops_what_still_runs_and_removes_the_remote_directory(
     assert time.monotonic() - t0 < 8
     assert not fio_on(cluster).get(runner.host) and not Path(where).exists()
     assert fio.wait() == 128 and (runner.workdir / "run.out.json").stat().st_size > 0
+
+
+def test_fios_raw_output_is_kept_up_to_the_cap_then_its_final_report(
+        runners, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A remote fio's json+ dumps are capped as a local fio's are (a 5-minute 3-host run kept
+    244 MB a host without it); the file still ends with the whole run's result."""
+    monkeypatch.setattr(rawout, "RAW_CAP", 4 << 10)  # less than one status dump
+    runner = runners[0]
+    runner.write_job("run.fio", JOB % "3s")
+    fio = runner.start("run.fio", env_of(runner))
+    docs = [d for d in fio.documents() if d is not None]
+    assert fio.wait() == 0, fio.stderr_tail()
+    assert len(docs) >= 3
+    saved = (runner.workdir / "run.out.json").read_bytes()
+    head, marker, rest = saved.partition(b"\n# assay: fio's output past")
+    assert marker, "the cap was not applied"
+    assert len(head) < (4 << 10) + (64 << 10)  # the chunk read that crossed the cap, no more
+    final = json.loads(rest.split(b"\n", 1)[1])
+    assert final == docs[-1] and final["jobs"]  # the whole run's result
+    assert not fio.write_error
+
+
+def kill_holder(where: Path) -> None:
+    """End the shell holding a remote run directory outright: its own cleanup never runs,
+    as when a host restarts."""
+    pid = int((where / MARK).read_text().split()[0])
+    os.killpg(pid, signal.SIGKILL)
+    end = time.monotonic() + 5
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < end:
+        time.sleep(0.05)
+    assert where.is_dir()
+
+
+def test_abandon_removes_the_run_directory_of_a_host_that_answers_again(
+        cluster: Cluster, tmp_path: Path) -> None:  # noqa: F811
+    runner = SshRunner(hosts_of(cluster)[1], tmp_path)
+    where = Path(runner.remote_dir)
+    kill_holder(where)
+    runner.abandon()
+    assert not where.exists()
+
+
+def test_assay_clean_hosts_removes_a_run_directory_left_behind_and_nothing_else(
+        cluster: Cluster, tmp_path: Path) -> None:  # noqa: F811
+    host = hosts_of(cluster)[0]
+    left = SshRunner(host, tmp_path / "left")
+    live = SshRunner(host, tmp_path / "live")
+    where = Path(left.remote_dir)
+    kill_holder(where)
+    left.close()
+    base = where.parent
+    tag = uuid.uuid4().hex[:8]
+    unmarked = base / f"assay-{tag}.ABCDEFGH"  # named like ours, without the mark
+    misnamed = base / f"assay-{tag}"  # the mark of a gone shell, not named like ours
+    for d in (unmarked, misnamed):
+        d.mkdir()
+        (d / "keep").write_text("x")
+    (misnamed / MARK).write_text(f"{2 ** 22 + 7} x\n")
+    try:
+        r = subprocess.run([sys.executable, "-m", "assay", "clean", "--results",
+                            str(tmp_path / "results"), "--hosts", cluster.inventory],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stdout + r.stderr
+        said = " ".join(r.stdout.split())
+        # the lab's hosts share this machine's /tmp: any of them may be the one that removes it
+        assert re.search(rf"n\d: removed the run directory {re.escape(str(where))} a run left "
+                         rf"there", said), said
+        assert not where.exists()
+        assert Path(live.remote_dir).is_dir()  # a run still holding its directory
+        assert (unmarked / "keep").is_file() and (misnamed / "keep").is_file()
+    finally:
+        live.close()
+        for d in (unmarked, misnamed):
+            shutil.rmtree(d, ignore_errors=True)

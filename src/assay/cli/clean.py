@@ -16,15 +16,18 @@ from assay.leftovers import clean
 @click.command("clean")
 @results_option
 @click.option("--hosts", "hosts_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also clean these hosts (an Ansible inventory): the PostgreSQL copies a "
-                   "crashed run left in their targets (their agent gone), and their servers.")
+              help="Also clean these hosts (an Ansible inventory): the run directories runs "
+                   "left in their $TMPDIR (a host lost mid-run), and the PostgreSQL copies a "
+                   "crashed run left in their targets (their agent gone), with their servers.")
 def command(results: Path | None, hosts_file: Path | None) -> None:
     """Remove the leftovers of crashed runs: a run whose assay process is gone (killed, or the
     machine restarted) while run.json still says `running`. Its results stay; its temporary
     target directory and its blkio cgroup go, and so do the SSH control directories
     ($TMPDIR/assay-ssh-*) and ControlMaster processes of a killed cluster run. `assay run`
-    does this before it starts. With --hosts, each host's targets too: a database a
-    postgres workload left there (only copies with assay's marker)."""
+    does this before it starts. With --hosts, each host too: the run directory a run left
+    in its $TMPDIR (a host lost mid-run, or restarted; only directories with assay's mark
+    whose run is gone), and a database a postgres workload left in its target (only copies
+    with assay's marker)."""
     console = make_console()
     done = clean(results_root(results), unowned_ssh=True)
     if hosts_file is not None:

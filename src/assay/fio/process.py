@@ -7,7 +7,6 @@ saved too, since that is where fio says why it died.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import signal
@@ -16,14 +15,11 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from assay.exitcodes import UserError
 from assay.fio.jsonstream import DocumentQueue, JsonStream
-
-# fio's raw output kept verbatim up to this size (a json+ dump a second is about 0.5 MB for a
-# dozen jobs): past it, only its last document, the whole run's result
-RAW_CAP = 64 << 20
+from assay.fio.rawout import RawOutput
 
 
 def find_fio() -> str:
@@ -91,7 +87,7 @@ class FioProcess:
         self._reader: threading.Thread | None = None
         self.cgroup_procs = cgroup_procs  # join this cgroup before exec (blkio throttling)
         self.env = env  # the job file's variables (added to this process's environment)
-        self.write_error = ""  # why fio's raw output could not be kept, if it could not
+        self._raw: RawOutput | None = None
 
     def start(self) -> None:
         self._stderr = open(self.stderr_path, "w", encoding="utf-8")  # noqa: SIM115
@@ -113,36 +109,23 @@ class FioProcess:
 
     def _read(self) -> None:
         assert self.proc and self.proc.stdout
-        raw: IO[str] | None = None
-        try:
-            raw = open(self.stdout_path, "w", encoding="utf-8")  # noqa: SIM115
-        except OSError as e:
-            self.write_error = f"cannot keep fio's output: {e.strerror}: {self.stdout_path}"
-        kept, last = 0, None
+        self._raw = raw = RawOutput(self.stdout_path)
+        last = None
         for line in self.proc.stdout:
-            if raw is not None and kept < RAW_CAP:
-                try:
-                    raw.write(line)
-                    kept += len(line)
-                    if kept >= RAW_CAP:  # every second is in the samples; bound the disk
-                        raw.write(f"\n# assay: fio's output past {RAW_CAP >> 20} MiB is not "
-                                  f"kept verbatim; its last document follows\n")
-                except OSError as e:  # a full results disk: keep reading fio, say so after
-                    self.write_error = f"cannot keep fio's output: {e.strerror}: " \
-                                       f"{self.stdout_path}"
-                    raw = None
+            raw.write(line.encode("utf-8", errors="replace"))
             for doc in self.stream.feed(line):
                 last = doc
                 self._docs.put(doc)
         for doc in self.stream.close():
             last = doc
             self._docs.put(doc)
-        if raw is not None:
-            with contextlib.suppress(OSError):
-                if kept >= RAW_CAP and last is not None:
-                    raw.write(json.dumps(last, indent=2) + "\n")
-                raw.close()
+        raw.close(last)
         self._docs.end()
+
+    @property
+    def write_error(self) -> str:
+        """Why fio's raw output could not be kept, if it could not."""
+        return self._raw.error if self._raw else ""
 
     @property
     def last_doc(self) -> dict[str, Any] | None:

@@ -8,6 +8,9 @@ on the host (`$TMPDIR/assay-<run id>.XXXXXXXX`, made with mktemp), where fio run
 its logs. That directory belongs to a session-bound remote command: it is removed when the
 runner is closed, and also when this process dies (SIGKILL included), since the session
 then ends. Close the runner (`close()`, or use it as a context manager) at the end of a run.
+A lost host's directory (`abandon()`) is removed if the host answers by then; else, as any
+directory whose session died without removing it (the host restarted), `assay clean --hosts`
+removes it (remove_leftovers): a mark in it names the shell holding it.
 
 Time: `clock()` is this machine's clock plus the host's measured offset (the midpoint of the
 fastest of a few round trips), so an instant means the same moment on every host; `start`
@@ -37,11 +40,25 @@ from assay.runners.sshfio import START, SshFioRun
 VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 SAFE = re.compile(r"[^A-Za-z0-9_.-]")
 LOG = re.compile(r"^[^/\n]*_lat\.[^/\n]*\.log$")
+MARK = ".assay-run"  # in a remote run directory: "<pid of the shell holding it> <boot id>"
+BOOT_ID = "$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)"
 # $1 a name for the directory; prints the directory made; removes it when the session ends
 ANCHOR = (
     'd=$(mktemp -d "${TMPDIR:-/tmp}/assay-$1.XXXXXXXX") || exit 1; '
+    f'echo "$$ {BOOT_ID}" > "$d/{MARK}"; '
     'trap \'rm -rf -- "$d"; exit 0\' TERM INT HUP; echo "$d"; '
     'while :; do sleep 3600 >/dev/null 2>&1 & wait $!; done'
+)
+# Run directories whose holder is gone without removing them (the host lost, restarted, or
+# its shell killed): ours by name, owner and mark, and no longer held (the mark's pid dead,
+# or from another boot). Removed; each printed.
+LEFTOVERS = (
+    f'b={BOOT_ID}; for d in "${{TMPDIR:-/tmp}}"/assay-*.????????; do '
+    f'[ -d "$d" ] && [ ! -L "$d" ] && [ -O "$d" ] && [ -f "$d/{MARK}" ] || continue; '
+    f'read -r p s < "$d/{MARK}" || continue; '
+    'case $p in ""|*[!0-9]*) continue;; esac; '
+    '[ "$s" = "$b" ] && kill -0 "$p" 2>/dev/null && continue; '
+    'rm -rf -- "$d" && printf "%s\\n" "$d"; done; :'
 )
 # $1 the target directory, then its sub-directories: made, and written to for real
 PREPARE = (
@@ -49,6 +66,7 @@ PREPARE = (
     't=$(mktemp -p "$d" .assay-probe.XXXXXX) || exit 3; rm -f -- "$t"; '
     'for s; do mkdir -p -- "$d/$s" || exit 3; done'
 )
+BACK_S = 1.0  # how long a lost host has to answer at the end before its directory is left
 ECHO = 'while read -r l; do echo "$l"; done'  # ping: each line back, nothing spawned
 LIST_LOGS = 'cd -- "$1" && for f in *_lat.*.log; do [ -f "$f" ] && printf "%s\\n" "$f"; done; :'
 
@@ -242,11 +260,21 @@ class SshRunner:
             self._anchor.kill()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._anchor.wait(timeout=5)
+            if self._remote is not None:
+                self._remove_if_back(self._remote)
             self._anchor = None
             self._remote = None
             self._agent = False
         if self._own_ssh:
             self.ssh.close()
+
+    def _remove_if_back(self, where: str) -> None:
+        """A lost host that answers again (it recovered) has its run directory removed now:
+        the session holding it there may outlive the cut by hours (sshd learns of it late).
+        A host still gone keeps it for `assay clean --hosts`: a second's wait, no more."""
+        if self.ping(BACK_S):
+            self.run(["rm", "-rf", "--", where], timeout=10)
+        self._end_echo()
 
     def _end_echo(self) -> None:
         if self._echo is not None:
@@ -293,6 +321,16 @@ def ssh_runner(hosts: Mapping[str, Host] | Sequence[Host], name: str, workdir: P
         raise UserError(f"host {name!r} is not in the inventory "
                         f"({', '.join(sorted(by_name)) or 'no hosts'})")
     return SshRunner(by_name[name], workdir, **options)
+
+
+def remove_leftovers(ssh: SshHost) -> list[str]:
+    """The host's run directories that outlived their run (LEFTOVERS), removed; SshError
+    when the host cannot be asked."""
+    r = ssh.run(["sh", "-c", LEFTOVERS, "assay-leftovers"])
+    if r.returncode != 0:
+        raise SshError(f"{ssh.name}: cannot look for leftover run directories: "
+                       f"{_last(r.stderr)}")
+    return [ln for ln in r.stdout.splitlines() if ln]
 
 
 def _env(env: Mapping[str, str]) -> list[str]:

@@ -19,7 +19,8 @@ killed even by SIGKILL). The script:
   every child it noted: what the local guard (assay.fio.process) does for a local fio.
 
 Those report lines are taken out of stderr; everything else fio (or ssh) writes is kept, as
-FioProcess keeps it: stdout in <stem>.out.json, verbatim, stderr in <stem>.stderr.txt.
+FioProcess keeps it: stdout in <stem>.out.json (verbatim up to a cap, then its last document:
+fio/rawout.py), stderr in <stem>.stderr.txt.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from assay.fio.jsonstream import DocumentQueue, JsonStream
+from assay.fio.rawout import RawOutput
 from assay.hosts.ssh import SshHost
 from assay.runners.base import Document
 
@@ -86,7 +88,7 @@ class SshFioRun:
         self.stdout_path = runner.workdir / f"{stem}.out.json"
         self.stderr_path = runner.workdir / f"{stem}.stderr.txt"
         self.stream = JsonStream()
-        self.write_error = ""  # why fio's raw output could not be kept, if it could not
+        self._raw: RawOutput | None = None
         self._docs = DocumentQueue()
         self._started: float | None = None
         self._reported = threading.Event()  # fio started, or the session ended before it
@@ -115,32 +117,27 @@ class SshFioRun:
         return self._docs.last
 
     def _read_out(self, out: IO[bytes]) -> None:
-        raw: IO[bytes] | None = None
-        try:
-            raw = open(self.stdout_path, "wb")  # noqa: SIM115
-        except OSError as e:
-            self.write_error = f"cannot keep fio's output: {e.strerror}: {self.stdout_path}"
         # whatever has arrived, at once: fio's json+ dumps are thousands of lines a second
         # per host, and a write and a flush per line would cost the hosts' CPU in a lab
+        self._raw = raw = RawOutput(self.stdout_path, flush=True)
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         read = getattr(out, "read1", out.read)
+        last = None
         while chunk := read(1 << 16):
-            if raw is not None:
-                try:
-                    raw.write(chunk)
-                    raw.flush()
-                except OSError as e:  # a full results disk: keep reading fio, say so after
-                    self.write_error = f"cannot keep fio's output: {e.strerror}: " \
-                                       f"{self.stdout_path}"
-                    raw = None
+            raw.write(chunk)
             for doc in self.stream.feed(decoder.decode(chunk)):
+                last = doc
                 self._docs.put(doc)
         for doc in self.stream.close():
+            last = doc
             self._docs.put(doc)
-        if raw is not None:
-            with contextlib.suppress(OSError):
-                raw.close()
+        raw.close(last)
         self._docs.end()
+
+    @property
+    def write_error(self) -> str:
+        """Why fio's raw output could not be kept, if it could not."""
+        return self._raw.error if self._raw else ""
 
     def _read_err(self, err: IO[bytes]) -> None:
         try:
