@@ -105,15 +105,15 @@ def test_after_a_loss_the_target_and_percentage_are_the_survivors(tmp_path: Path
 
 
 def test_the_merged_series_and_each_hosts_are_on_one_clock(tmp_path: Path) -> None:
-    from assay.results.rundir import read_ndjson
+    from assay.results.blocklog import read_rows
 
     plan = plan_text((REPLAY / "scenario.yaml").read_text(), str(REPLAY / "scenario.yaml"),
                      hosts=hosts_in(tmp_path, ["n1", "n2", "n3"], shared=True))
     recordings = {"n1": "steady", "n2": "gap", "n3": "steady"}
     out, rec = run(plan, tmp_path, lambda h, w: ReplayRunner(REPLAY / recordings[h], h, w))
-    merged = {r["t"] for r in read_ndjson(out.run_dir / "samples.ndjson")}
+    merged = {r["t"] for r in read_rows(out.run_dir, "samples")}
     for h in ("n1", "n2", "n3"):  # a host's first second ends when its jobs had run one
-        own = sorted({r["t"] for r in read_ndjson(out.run_dir / "host_samples.ndjson")
+        own = sorted({r["t"] for r in read_rows(out.run_dir, "host_samples")
                       if r["host"] == h})
         assert len(own) > 4 and set(own[1:]) <= merged, (h, own, sorted(merged))
     # so a host's rate and the cluster's are over the same seconds: they add up

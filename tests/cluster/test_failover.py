@@ -14,6 +14,7 @@ from assay.metrics.sampler import ComponentSpec
 from assay.plan.build import plan_text
 from assay.plan.failover import restart_text
 from assay.report.terminal import print_summary
+from assay.results.blocklog import read_rows
 from assay.results.rundir import read_ndjson, read_record
 from assay.runners import ReplayRunner
 from assay.runners.replay import ReplayRun
@@ -141,8 +142,8 @@ def test_a_lost_hosts_instance_restarts_on_its_survivor_and_is_graded_from_there
     assert gap and all(t == pytest.approx(560) for t in gap)
     assert rows[-1]["target_iops"] == pytest.approx(840)
     # every IO of the moved instance is in the merged series, beside the hosts' own
-    merged = sum(r["ios"] for r in read_ndjson(out.run_dir / "samples.ndjson"))
-    hosts = sum(r["ios"] for r in read_ndjson(out.run_dir / "host_samples.ndjson"))
+    merged = sum(r["ios"] for r in read_rows(out.run_dir, "samples"))
+    hosts = sum(r["ios"] for r in read_rows(out.run_dir, "host_samples"))
     assert merged == hosts + moved["ios"]
     events = [e for e in read_ndjson(out.run_dir / "events.ndjson") if e["kind"] == "failover"]
     assert events and events[0]["source"] == "n3"

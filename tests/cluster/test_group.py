@@ -20,6 +20,7 @@ from assay.exitcodes import UserError
 from assay.hosts import inventory
 from assay.plan.build import load, plan_text
 from assay.report.terminal import print_summary
+from assay.results.blocklog import read_rows
 from assay.results.rundir import read_ndjson, read_record
 from assay.run_options import Outcome, RunOptions
 from assay.runners import ReplayRunner
@@ -62,8 +63,8 @@ def test_replayed_hosts_merge_and_a_dying_host_is_lost_and_graded_n_minus_1(tmp_
     assert active[0]["hosts_active"] == 3 and active[-1]["hosts_active"] == 2
     assert active[-1]["hosts"] == ["n1", "n2"]
     # the merged series is the sum of the hosts' own, IO for IO (n3's up to its loss)
-    merged = sum(r["ios"] for r in read_ndjson(out.run_dir / "samples.ndjson"))
-    per_host = {h: sum(r["ios"] for r in read_ndjson(out.run_dir / "host_samples.ndjson")
+    merged = sum(r["ios"] for r in read_rows(out.run_dir, "samples"))
+    per_host = {h: sum(r["ios"] for r in read_rows(out.run_dir, "host_samples")
                        if r["host"] == h) for h in ("n1", "n2", "n3")}
     assert merged == sum(per_host.values()) > 0
     assert per_host["n1"] == per_host["n2"] > per_host["n3"] > 0

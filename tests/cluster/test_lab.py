@@ -15,6 +15,7 @@ import pytest
 
 from assay.platforms import labcluster
 from assay.platforms.labcluster import Cluster
+from assay.results.blocklog import read_rows
 from assay.results.rundir import read_ndjson
 from tests.conftest import needs_fio
 from tests.sshlab import cluster, needs_netns  # noqa: F401
@@ -109,8 +110,8 @@ def test_a_host_fails_mid_run_and_the_survivors_sharing_a_directory_are_graded(
     graded = c["graded"]
     assert all(graded[h]["ios"] > 0 for h in ("n1", "n2", "n3"))
     # merged = the hosts' IOs (the merged and each host's axes may cut a second apart)
-    merged = sum(r["ios"] for r in read_ndjson(run_dir / "samples.ndjson"))
-    per_host = sum(r["ios"] for r in read_ndjson(run_dir / "host_samples.ndjson"))
+    merged = sum(r["ios"] for r in read_rows(run_dir, "samples"))
+    per_host = sum(r["ios"] for r in read_rows(run_dir, "host_samples"))
     assert merged == per_host
     # the N-1 threshold graded the survivors after the failure
     [after] = [t for t in rec["thresholds"] if t["expr"].endswith("after host_fail")]

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from assay.metrics.duetime import due_windows, paced_jobs, pair
+from assay.metrics.duetime import due_join, due_windows, paced_jobs, pair
 from assay.plan import load
 from assay.results.blocklog import read_rows
 from tests.conftest import needs_fio
@@ -40,6 +40,19 @@ def test_the_longest_lags_go_with_the_shortest_latencies():
     assert sum(v for k, v in h.bins.items() if 790e6 <= k <= 801e6) == 1
     # more IOs issued than completed that second: the lags still count
     assert pair({100_000: 1}, {0: 1, 500_000_000: 2}).count == 3
+
+
+def test_a_sample_held_in_memory_joins_with_its_bins_as_stored():
+    """A cluster's hosts are graded on samples held in memory, their bins as JSON text
+    (`bins_json`): the join takes the latency from the submit from them as from a stored
+    row's `bins`, not the lags alone."""
+    lags = [{"t": 2.0, "c": "job", "bins": {"1000000": 4}}]
+    stored = {"t": 2.0, "dt": 1.0, "c": "db.read", "bins": {"5000000": 4}}
+    held = {**{k: v for k, v in stored.items() if k != "bins"}, "bins_json": '{"5000000":4}'}
+    windows = {"db.read": (["job"], 0.0, 10.0)}
+    figures = [due_join([s], lags, windows)["db.read"] for s in (stored, held)]
+    assert figures[0] == figures[1]
+    assert 5.9 <= figures[1]["lat_intended_p99_ms"] <= 6.1  # 1 ms late + 5 ms from the submit
 
 
 def test_jobs_are_numbered_as_fio_numbers_them():

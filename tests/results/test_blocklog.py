@@ -142,3 +142,31 @@ def test_a_run_graded_from_blocks_matches_its_own_series(tmp_path, monkeypatch):
     assert out.stats["db.data.read"].ios == ios
     curves = latency_curves(d, read_record(d))["curves"]
     assert curves["db.data.read"][-1][0] == 100.0
+
+
+def test_rows_of_one_second_split_by_a_seal_or_back_in_time_are_all_read(tmp_path):
+    """A cluster's hosts append the same second one after the other, and a lagging host's
+    rows come back in time: a seal between them must not hide the rows after it, and the
+    tail still seals every block_s seconds."""
+    data = [{"t": float(t), "host": h, "c": "w.read", "ios": 1, "bins": {"1024": 1}}
+            for h in ("n1", "n2", "n3") for t in range(1, 21)]  # each host's 20 s in turn
+    data += [{"t": float(t), "host": h, "c": "w.read", "ios": 1, "bins": {"1024": 1}}
+             for t in range(21, 31) for h in ("n1", "n2", "n3")]  # then second by second
+    log = BlockLog(tmp_path, "lags", block_s=2)
+    for r in data:
+        log.append([r])
+    log.close()
+    back = list(read_rows(tmp_path, "lags"))
+    assert sorted(map(json.dumps, back)) == sorted(map(json.dumps, data))
+    assert len(list(read_ndjson(tmp_path / "lags.ndjson"))) <= 3 * 3
+    merged = merged_bins(tmp_path, "lags", 0, 100)
+    assert merged == {"w.read": {1024: len(data)}}
+
+
+def test_a_stream_opened_again_appends_after_its_blocks(tmp_path):
+    data = rows(30)
+    write(tmp_path, data[:45], block_s=5).close()
+    write(tmp_path, data[45:], block_s=5).close()  # its first seal keeps the blocks before
+    back = list(read_rows(tmp_path, "samples"))
+    assert len(back) == len(data)
+    assert all(same(a, b) for a, b in zip(data, back, strict=True))

@@ -4,11 +4,12 @@ cluster's.
 
 Each host's fixed-rate jobs write their issue logs in the host's run directory (one per
 instance); the agent there folds them into per-second lag histograms and sends only those
-(a few hundred bytes per job and second). Each row is kept with its host
-(`host_lags.ndjson`, as it comes) and, once the hosts' agents have ended, all of them go in
-time order into the run's `lags` stream: the merged figure joins the merged samples with
-every host's lags (the hosts' histograms add), as a one-host run joins its own; each host's
-joins its own samples with its own lags (`HostSeries.grade`).
+(a few hundred bytes per job and second). Each row is kept with its host, as it comes, in
+the `host_lags` stream (sealed into compressed blocks as the run goes: results/blocklog.py)
+and, once the hosts' agents have ended, all of them go in time order into the run's `lags`
+stream: the merged figure joins the merged samples with every host's lags (the hosts'
+histograms add), as a one-host run joins its own; each host's joins its own samples with
+its own lags (`HostSeries.grade`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from assay.runners.agent import agent_python
 from assay.runners.base import Runner
 from assay.runners.issuelog import IssueLogs, Pump
 
-ROWS = "host_lags.ndjson"
+HOST_STREAM = "host_lags"
 
 
 class HostLags:
@@ -40,6 +41,7 @@ class HostLags:
         self.rows: dict[str, list[dict[str, Any]]] = {}  # host -> its lag rows
         self.errors: dict[str, str] = {}  # host -> why its figures are missing or partial
         self.pump: Pump | None = None  # one thread reads every host's agent
+        self.log: BlockLog | None = None  # the host_lags stream, open while agents send
         self._lock = threading.Lock()
 
     def needed(self, host: str) -> bool:
@@ -57,6 +59,7 @@ class HostLags:
         for host, runner in runners.items():
             if self.needed(host) and host not in self.readers:
                 self.rows[host] = []
+                self.log = self.log or BlockLog(self.rd.path, HOST_STREAM)
                 self.pump = self.pump or Pump()
                 self.readers[host] = IssueLogs(runner, [j.spec() for j in self.jobs[host]],
                                                functools.partial(self._row, host),
@@ -64,8 +67,10 @@ class HostLags:
 
     def _row(self, host: str, row: dict[str, Any]) -> None:
         with self._lock:
+            if self.log is None:  # an agent still talking after finish(): its run has ended
+                return
             self.rows[host].append(row)
-            self.rd.append(ROWS, {"host": host, **row})
+            self.log.append([{"host": host, **row}])
 
     def finish(self, lost: Collection[str]) -> None:
         """Every host's fio has ended: each agent sends what is left and ends (a lost host's
@@ -89,6 +94,7 @@ class HostLags:
         if self.pump is not None:
             self.pump.close()
             self.pump = None
+        self.close()
         merged = sorted(({"host": h, **r} for h, rows in self.rows.items() for r in rows),
                         key=lambda r: float(r["t"]))
         store = BlockLog(self.rd.path, STREAM)
@@ -97,6 +103,13 @@ class HostLags:
                 store.append(merged[i:i + 1000])
         finally:
             store.close()
+
+    def close(self) -> None:
+        """The host_lags stream ends: its rows stay readable (a tail and blocks)."""
+        with self._lock:
+            if self.log is not None:
+                self.log.close()
+                self.log = None
 
     def host_figures(self, host: str, plan: Plan, samples: Sequence[dict[str, Any]]) \
             -> dict[str, dict[str, float | None]]:

@@ -2,9 +2,10 @@
 
 A host's dumps go through a Sampler of its own (its components' targets scaled to its
 instances): `host_series.ndjson` (one row per host, component and second, keyed `host`) and
-`host_samples.ndjson` (counts and histogram bins, for exact re-aggregation). At the end each
-host is graded on its own samples against the `each_host.` thresholds, and a host whose jobs
-did no IO at all fails the run by name.
+the `host_samples` stream (counts and histogram bins, for exact re-aggregation; sealed into
+compressed blocks as the run goes, as the run's own samples: results/blocklog.py). At the
+end each host is graded on its own samples against the `each_host.` thresholds, and a host
+whose jobs did no IO at all fails the run by name.
 """
 
 from __future__ import annotations
@@ -17,9 +18,12 @@ from assay import verdict
 from assay.metrics.sampler import Sample, Sampler, stored_line
 from assay.metrics.summary import ComponentInfo
 from assay.plan import Plan
+from assay.results.blocklog import BlockLog
 from assay.results.rundir import RunDir
 from assay.thresholds.evaluate import Result, resolve
 from assay.thresholds.grammar import Threshold, ThresholdError
+
+SAMPLES = "host_samples"
 
 
 class HostSeries:
@@ -31,6 +35,7 @@ class HostSeries:
                          for h, hp in plan.cluster.hosts.items()}  # fio's: databases add()
         self.samples: dict[str, list[dict[str, Any]]] = {h: [] for h in plan.cluster.hosts}
         self.failures: dict[str, list[Result]] = {}  # a participant's own (a lost database)
+        self.log: BlockLog | None = None  # host_samples, opened by the first sample
 
     def feed(self, host: str, doc: dict[str, Any], jobs_start_ms: float) -> None:
         """A host's dump stamped with the merged dump's time, on an axis that starts where the
@@ -42,11 +47,20 @@ class HostSeries:
 
     def add(self, host: str, samples: list[Sample]) -> None:
         """A host's samples, from its fio or another participant (cluster/postgres.py)."""
+        if not samples:
+            return
+        records = [{"host": host, **s.record()} for s in samples]
         for s in samples:
             self.rd.append("host_series.ndjson", {"host": host, **s.row()})
-            rec = {"host": host, **s.record()}
-            self.rd.append_text("host_samples.ndjson", stored_line(rec))
-            self.samples[host].append(rec)
+        self.log = self.log or BlockLog(self.rd.path, SAMPLES)
+        self.log.append([stored_line(r) for r in records])
+        self.samples[host] += records
+
+    def close(self) -> None:
+        """Every host's samples are in: the stream ends (its rows stay readable)."""
+        if self.log is not None:
+            self.log.close()
+            self.log = None
 
     def host_plan(self, host: str) -> Plan:
         """The plan as one host sees it: its components, its targets, the each_host

@@ -32,6 +32,7 @@ from typing import Any, Protocol
 
 from assay.metrics.histogram import Histogram
 from assay.metrics.sampler import ComponentSpec
+from assay.metrics.summary import sample_bins
 from assay.results.blocklog import read_rows
 
 STREAM = "lags"
@@ -243,7 +244,8 @@ def due_join(samples: Iterable[dict[str, Any]], lag_rows: Iterable[dict[str, Any
             for j in jobs:
                 for k, v in (lags_now.get(j) or {}).items():
                     lags[k] = lags.get(k, 0) + v
-            service = {int(k): v for k, v in (s.get("bins") or {}).items()}
+            # a sample held in memory keeps its bins as text (summary.sample_bins)
+            service = {int(k): v for k, v in sample_bins(s).items()}
             hists[s["c"]].add(pair(service, lags))
     out: dict[str, dict[str, float | None]] = {}
     for c, (jobs, _, _) in components.items():

@@ -8,10 +8,12 @@ A stream `<name>` is two files in the run directory:
                     length, CRC-32, first and last `t`) and a zlib-compressed columnar payload
 
 Every BLOCK_S seconds the tail is encoded as one block, appended and synced, and only then
-emptied. A crash between the two leaves the rows in both places: readers skip tail rows at or
-before the last block's `t`. A torn block (killed mid-write) fails its length or CRC and ends
-the blocks; the tail still holds its rows. Runs from before this store have only
-`<name>.ndjson`, holding every row, and read the same way.
+emptied. A crash between the two leaves the rows in both places: readers skip a tail that
+starts with the last block's rows (their `t`, in order). Rows need not come in time order
+(a cluster's hosts, the jobs of one second): a tail row of a second a block holds too is
+still read. A torn block (killed mid-write) fails its length or CRC and ends the blocks;
+the tail still holds its rows. Runs from before this store have only `<name>.ndjson`,
+holding every row, and read the same way.
 
 The payload is columnar: one JSON list per key (`t` as millisecond deltas, strings as indices
 into a names table, histogram bins flattened to per-row bin counts, key deltas and counts).
@@ -21,6 +23,7 @@ samples and series take 15.3 MB instead of 834 MB of NDJSON (bench/long_run.py).
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -122,8 +125,10 @@ class BlockLog:
         self.blocks = directory / f"{name}.blocks"
         self.block_s = block_s or BLOCK_S
         self._fh = open(self.tail, "a+", encoding="utf-8")  # noqa: SIM115 - held for the run
-        self._first_t: float | None = None
-        self._end = 0  # bytes of whole blocks written: a torn one after them is cut off
+        self._span: tuple[float, float] | None = None  # the tail's lowest and highest `t`
+        # bytes of whole blocks written (a torn one after them is cut off), those of a stream
+        # opened again included
+        self._end = max((o + n for _, _, o, n in blocks(self.blocks)), default=0)
         self.rows = 0  # appended so far
         self.last_t: float | None = None
 
@@ -133,16 +138,19 @@ class BlockLog:
                  for r in rows]
         if not lines:
             return
-        t = float(json.loads(lines[0])["t"]) if self._first_t is None else self._first_t
+        first, last = (float(json.loads(line)["t"]) for line in (lines[0], lines[-1]))
         try:
             self._fh.write("".join(line + "\n" for line in lines))
             self._fh.flush()
         except OSError as e:  # name the file: a write error says nothing of where it was
             raise OSError(e.errno, e.strerror, str(self.tail)) from None
         self.rows += len(lines)
-        self.last_t = float(json.loads(lines[-1])["t"])
-        self._first_t = t
-        if self.last_t - t >= self.block_s:
+        self.last_t = last
+        # lowest to highest, not first to last: rows may go back in time (another host's)
+        lo, hi = self._span or (first, first)
+        lo, hi = min(lo, first, last), max(hi, first, last)
+        self._span = (lo, hi)
+        if hi - lo >= self.block_s:
             self.seal()
 
     def seal(self) -> None:
@@ -168,7 +176,7 @@ class BlockLog:
         self._end += len(head) + len(payload)
         self._fh.truncate(0)
         self._fh.seek(0)
-        self._first_t = None
+        self._span = None
 
     def close(self) -> None:
         """The last seconds stay in the tail, as plain NDJSON: a run shorter than a block
@@ -233,18 +241,37 @@ def read_rows(run_dir: Path, name: str, every: int = 1) -> Iterator[dict[str, An
     """Every row of stream `name`, in order: sealed blocks, then the tail. `every` > 1 reads
     one block in that many (evenly spread, for a sampled view of a long run)."""
     path = run_dir / f"{name}.blocks"
-    last: float | None = None
-    for i, (_, hi, offset, length) in enumerate(list(blocks(path))):
-        last = hi
+    whole = list(blocks(path))
+    for i, (_, _, offset, length) in enumerate(whole):
         if i % every == 0:
             yield from read_block(path, offset, length)
+    yield from tail_rows(run_dir, name, whole)
+
+
+def tail_rows(run_dir: Path, name: str, whole: list[tuple[float, float, int, int]]) \
+        -> Iterator[dict[str, Any]]:
+    """The tail's rows not already in a block (`whole`: the stream's blocks). A tail that
+    starts with the last block's rows, `t` for `t`, is what a crash between sealing and
+    emptying it left: those rows are skipped. Comparing `t` alone would drop rows appended
+    after the seal with a `t` the block holds too (a second's rows split by the seal)."""
     tail = run_dir / f"{name}.ndjson"
-    if tail.exists():
-        with open(tail, encoding="utf-8", errors="replace") as fh:
-            for row in _lines(fh):
-                t = row.get("t")
-                if last is None or not isinstance(t, int | float) or round(t, 3) > last:
-                    yield row
+    if not tail.exists():
+        return
+    sealed = _block_ms(run_dir / f"{name}.blocks", *whole[-1][2:]) if whole else []
+    with open(tail, encoding="utf-8", errors="replace") as fh:
+        rows = _lines(fh)
+        head = list(itertools.islice(rows, len(sealed)))
+        if [round(float(r["t"]) * 1000) for r in head] != sealed:
+            yield from head
+        yield from rows
+
+
+def _block_ms(path: Path, offset: int, length: int) -> list[int]:
+    """The `t` of a block's rows in milliseconds, in order, from its `t` column alone."""
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        cols = json.loads(zlib.decompress(fh.read(length)))
+    return list(itertools.accumulate(cols["t"]["d"])) if "t" in cols else []
 
 
 def stored_bytes(run_dir: Path, name: str) -> int:
@@ -314,9 +341,8 @@ def merged_bins(run_dir: Path, name: str, start: float, end: float) \
     if not path.exists():
         return None
     out: dict[str, dict[int, int]] = {}
-    last: float | None = None
-    for lo_t, hi_t, offset, length in list(blocks(path)):
-        last = hi_t
+    whole = list(blocks(path))
+    for lo_t, hi_t, offset, length in whole:
         if hi_t <= start or lo_t > end + 1e-6:
             continue
         with open(path, "rb") as fh:
@@ -337,18 +363,12 @@ def merged_bins(run_dir: Path, name: str, start: float, end: float) \
                 for _ in range(count):
                     next(it_k)
                     next(it_v)
-    tail = run_dir / f"{name}.ndjson"
-    if tail.exists():
-        with open(tail, encoding="utf-8", errors="replace") as fh:
-            for row in _lines(fh):
-                t_row = row.get("t")
-                if not isinstance(t_row, int | float) or \
-                        (last is not None and round(t_row, 3) <= last) or \
-                        not start < t_row <= end + 1e-6:
-                    continue
-                acc = out.setdefault(str(row.get("c")), {})
-                for k, v in (row.get(BINS) or {}).items():
-                    acc[int(k)] = acc.get(int(k), 0) + v
+    for row in tail_rows(run_dir, name, whole):
+        if not start < row["t"] <= end + 1e-6:
+            continue
+        acc = out.setdefault(str(row.get("c")), {})
+        for k, v in (row.get(BINS) or {}).items():
+            acc[int(k)] = acc.get(int(k), 0) + v
     return out
 
 

@@ -149,6 +149,7 @@ def finish(group: RunnerGroup, steps: Sequence[dict[str, Any]]) -> dict[str, Any
     """run.json's `cluster`: hosts, skew, losses, and each host graded on its own."""
     assert group.plan.cluster is not None
     out = group.record()
+    group.series.close()  # every host's samples are in
     out["graded"] = group.series.grade(steps, group.lost, group.duetime.host_figures)
     out["due_time"] = group.duetime.record()
     out["thresholds"] = []
