@@ -62,4 +62,5 @@ def initial_record(plan: Plan, run_id: str, platform: Platform, directory: Path,
         "environment": host_facts(),
         "parent": parent,
         "intended_latency": plan.intended_note,
+        **({"warnings": list(plan.warnings)} if plan.warnings else {}),
     }

@@ -32,6 +32,45 @@ def test_each_host_and_start_skew_verdicts_are_counted(tmp_path: Path) -> None:
     assert rec["verdict"]["passed"] == sum(t["passed"] for t in merged + per_host) >= 3
 
 
+def test_the_header_announces_the_count_the_summary_ends_with(tmp_path: Path) -> None:
+    """Each threshold once per component it matches, each host's own, the cluster's start
+    skew: counted before the run as the verdict counts them after it."""
+    import io
+    import re
+
+    from rich.console import Console
+
+    from assay.cli.run import banner
+
+    text = (REPLAY / "scenario.yaml").read_text() + \
+        '  each_host.db.data.read.iops: "> 0"\n  start_skew: "< 500ms"\n'
+    plan = plan_text(text, str(REPLAY / "scenario.yaml"), hosts=hosts_in(tmp_path, ["n1", "n2",
+                                                                                    "n3"]))
+    header = io.StringIO()
+    banner(Console(file=header, width=200), plan, "3 hosts")
+    said = header.getvalue()
+    announced = re.search(r"thresholds (\d+)", said)
+    out, rec = run(plan, tmp_path, lambda h, w: ReplayRunner(REPLAY / "steady", h, w))
+    v = rec["verdict"]
+    assert announced and int(announced.group(1)) == v["passed"] + v["failed"] + \
+        v["not_graded"] == 11, said
+    # `db: rate` is a rate and a schedule check on each of 3 components, the p99 one: 7
+    assert "7 on the merged series, 1 on each of 3 hosts, 1 of the cluster (start_skew)" in said
+
+
+def test_a_host_taken_down_is_counted_up_to_its_loss() -> None:
+    """node-failure's last host is lost at 2m: its `after host_fail` thresholds are not graded
+    (cluster/hostseries.py), so they are not announced either."""
+    from assay.hosts import inventory
+    from assay.plan import builtin_scenarios
+    from assay.plan.tally import tally
+
+    plan = plan_text(builtin_scenarios()["node-failure"], "node-failure",
+                     hosts=inventory.example())
+    said = tally(plan).describe()
+    assert said == "21: 1 on the merged series, 20 on the hosts' own series (n1 8, n2 8, n3 4)"
+
+
 def test_target_throttle_plans_on_a_cluster_and_device_target_needs_one(tmp_path: Path) -> None:
     text = (REPLAY / "scenario.yaml").read_text().replace(
         "workloads:", "target:\n  throttle: [{device: target, read_iops: 100}]\nworkloads:")

@@ -4,6 +4,7 @@ failure no later second can undo is final (search trials stop there). Hand-made 
 from __future__ import annotations
 
 from assay.plan import Plan, plan_text
+from assay.plan.tally import tally
 from assay.thresholds.evaluate import evaluate
 from assay.thresholds.live import LiveVerdict
 from assay.verdict import grade
@@ -74,6 +75,27 @@ def test_a_phase_threshold_waits_for_the_verdict():
     v.add([sample(3, lat_max_ms=500)])
     assert v.failure() is None
     assert all("during" not in r.threshold.text for r in v.results)
+
+
+def test_the_live_count_says_what_waits_for_the_verdict():
+    """A phase threshold is graded at the end: the live line counts it in its total, as the
+    run's header and summary do."""
+    text = TEXT.replace('  db.data.read.lat_max: "< 100ms"\n',
+                        '  db.data.read.lat_max: "< 100ms during snap"\n').replace(
+        "timeline: {warmup: 2s, duration: 10s}",
+        "timeline:\n  warmup: 2s\n  duration: 10s\n  steps:\n"
+        "    - {name: snap, action: annotate, text: snapshot, at: 5s}")
+    plan = plan_text(text, "es.yaml")
+    v = live(plan)
+    v.add([sample(3)])
+    n = len(v.results)
+    assert v.summary() == f"thresholds {n}/{n} (of {n + 1})"
+    samples = [sample(t) for t in range(1, 13)]
+    assert len(grade(plan, samples, [], []).results) == n + 1 == tally(plan).total
+    cluster = LiveVerdict(plan.thresholds, plan.components, plan.warmup, plan.total_seconds,
+                          total=n + 5)  # a cluster's hosts and its own add theirs
+    cluster.add([sample(3)])
+    assert cluster.summary() == f"thresholds {n}/{n} (of {n + 5})"
 
 
 def test_live_and_final_verdicts_agree():

@@ -21,9 +21,12 @@ from assay.integrity.check import describe as integrity_line
 from assay.plan import RUN_JOB, Plan
 from assay.plan.build import GIVE_HOSTS
 from assay.plan.model import DIRECT_VAR, TARGET_VAR
+from assay.plan.tally import Tally, tally
 from assay.platforms import platformstate
 from assay.scenario.units import format_duration, format_size
 from assay.scenario.yamlsource import ScenarioInvalid
+from assay.thresholds.evaluate import resolve
+from assay.thresholds.grammar import Threshold
 
 
 def fio_check(plan: Plan) -> str | None:
@@ -38,6 +41,19 @@ def fio_check(plan: Plan) -> str | None:
                 if complaint:
                     return f"{host}/{name}: {complaint}"
     return None
+
+
+def _graded_on(t: Threshold, plan: Plan) -> str:
+    """`  (preset rate; on db.data.read, db.log.write)`: where one line is graded more than
+    once, so the count above adds up."""
+    on = [c.name for c in resolve(t, plan.components)] if not (t.host or t.integrity) else []
+    said = [x for x in (t.source, f"on {', '.join(on)}" if len(on) > 1 else "") if x]
+    return f"  ({'; '.join(said)})" if said else ""
+
+
+def _tally_json(graded: Tally) -> dict[str, object]:
+    return {"total": graded.total, "merged": graded.merged, "each_host": graded.hosts,
+            "cluster": graded.cluster}
 
 
 def _component(plan: Plan, name: str, target: float | None) -> str:
@@ -144,12 +160,13 @@ def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple
                            for c in plan.components],
             "steps": [s.model_dump(mode="json") for s in plan.resolved.steps],
             "thresholds": [t.text for t in plan.thresholds],
+            "thresholds_graded": _tally_json(tally(plan)),
             "integrity": integrity_line(plan.resolved, plan.streams, plan.cluster is not None),
             "fio_check": None if no_check else (complaint or "ok"),
             "jobfile": jobfile, "jobfiles": plan.jobfiles,
             "hosts": {h: {**v, "participants": participants(plan, h)}  # type: ignore[dict-item]
                       for h, v in plan.cluster.to_json().items()} if plan.cluster else None,
-            "notes": plan.notes}, indent=2))
+            "notes": plan.notes, "warnings": plan.warnings}, indent=2))
     else:
         con = make_console()
         con.print(f"[bold]{plan.name}[/]  {plan.scenario.description}")
@@ -173,9 +190,10 @@ def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple
         con.print("components:")
         for c in plan.components:
             con.print(f"  {c.name:<24} {_component(plan, c.name, c.target_iops)}")
-        con.print("thresholds:")
+        graded = tally(plan)
+        con.print("thresholds:" + (f" {graded.describe()}" if graded.total else ""))
         for t in plan.thresholds:
-            con.print(f"  {t.text}" + (f"  ({t.source})" if t.source else ""))
+            con.print(f"  {t.text}{_graded_on(t, plan)}")
         platform_graded = platformstate.entries(plan.scenario.thresholds)
         if not plan.thresholds and not plan.host_thresholds and not platform_graded:
             con.print("  none: the run will not be graded")
@@ -197,6 +215,8 @@ def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple
                     con.print(f"    {p['name']}: {p['detail']}")
         for note in plan.notes:
             con.print(f"[yellow]note:[/] {note}")
+        for text in plan.warnings:
+            con.print(f"[yellow]warning:[/] {text}")
         if plan.cluster is None:
             con.rule(f"fio job file: hosts/local/{RUN_JOB}")
             click.echo(jobfile)

@@ -24,6 +24,7 @@ from assay.exitcodes import UserError
 from assay.hosts.inventory import Host
 from assay.observe.server import serving
 from assay.plan import Plan, ScenarioFile, TargetEdit
+from assay.plan.tally import tally
 from assay.platforms import cephtarget
 from assay.report.jsondoc import summary_document
 from assay.report.terminal import print_summary
@@ -48,8 +49,11 @@ def banner(console: Console, plan: Plan, target: str) -> None:
         rate = f"{sum(targets):,.1f} IO/s" if targets else "as fast as it goes"
         size = format_size(sum(f.size for f in s.files))
         console.print(f"  {s.key:<16} {rate:>18}  {size:>8}  {s.description}")
-    if plan.thresholds:
-        console.print(f"  thresholds {len(plan.thresholds)}")
+    graded = tally(plan)
+    if graded.total:  # the count the live line and the summary end with
+        console.print(f"  thresholds {graded.describe()}")
+    for text in plan.warnings:
+        console.print(f"[yellow]warning:[/] {text}")
 
 
 def planned(scenario: str, sets: tuple[str, ...], duration: float | None,

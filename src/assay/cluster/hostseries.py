@@ -16,12 +16,12 @@ from typing import Any
 
 from assay import verdict
 from assay.metrics.sampler import Sample, Sampler, stored_line
-from assay.metrics.summary import ComponentInfo
 from assay.plan import Plan
+from assay.plan.tally import AFTER_LOSS, host_view
 from assay.results.blocklog import BlockLog
 from assay.results.rundir import RunDir
-from assay.thresholds.evaluate import Result, resolve
-from assay.thresholds.grammar import Threshold, ThresholdError
+from assay.thresholds.evaluate import Result
+from assay.thresholds.grammar import Threshold
 
 SAMPLES = "host_samples"
 
@@ -65,16 +65,7 @@ class HostSeries:
     def host_plan(self, host: str) -> Plan:
         """The plan as one host sees it: its components, its targets, the each_host
         thresholds."""
-        assert self.plan.cluster is not None
-        hp = self.plan.cluster.hosts[host]
-        specs = {c.component: c for c in hp.specs}
-        streams = [replace(s, components=[specs[c.component] for c in s.components])
-                   for s in self.plan.streams if s.workload in hp.instances]
-        own = replace(self.plan, streams=streams, thresholds=[])
-        # a workload placed on some hosts only is graded on those (`each_host.pg.tps` on the
-        # hosts that run pg): a threshold naming none of this host's components is not its
-        return replace(own, thresholds=[t for t in self.plan.host_thresholds
-                                        if applies(t, own.components)])
+        return host_view(self.plan, host)
 
     def grade(self, steps: Sequence[dict[str, Any]], lost: dict[str, dict[str, Any]],
               due: Callable[[str, Plan, list[dict[str, Any]]], Any] | None = None) \
@@ -86,8 +77,7 @@ class HostSeries:
             plan = self.host_plan(host)
             skipped: list[str] = []
             if host in lost:  # a lost host is not graded on what came after its loss
-                skipped = [t.text for t in plan.thresholds if t.phase_kind in ("after",
-                                                                               "between")]
+                skipped = [t.text for t in plan.thresholds if t.phase_kind in AFTER_LOSS]
                 plan = replace(plan, thresholds=[t for t in plan.thresholds
                                                  if t.text not in skipped])
             v = verdict.grade(plan, samples, steps, [],
@@ -103,13 +93,6 @@ class HostSeries:
                          "passed": all(r.passed for r in results), "ios": ios,
                          "not_graded": [f"{t} (lost at {lost[host]['t']}s)" for t in skipped]}
         return out
-
-
-def applies(t: Threshold, components: Sequence[ComponentInfo]) -> bool:
-    try:
-        return bool(resolve(t, components)) or bool(t.host or t.integrity)
-    except ThresholdError:
-        return False
 
 
 def no_io(host: str, why: str) -> Result:

@@ -25,7 +25,7 @@ from assay.integrity.fiojobs import apply as add_headers
 from assay.integrity.session import settings as integrity_settings
 from assay.metrics.duetime import IOLOG_SUFFIX, paced_jobs
 from assay.metrics.summary import ComponentInfo
-from assay.plan import failover
+from assay.plan import failover, pacing
 from assay.plan.instances import in_subdir
 from assay.plan.limits import check as check_rates
 from assay.plan.model import Plan, path_problem, render_jobfiles
@@ -163,7 +163,7 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
                                  {n: w.kind for n, w in resolved.workloads.items()}))
     plan = Plan(resolved, streams, thresholds, run_seconds, sc.timeline.warmup, ctx.notes,
                 intended_note=log_due_times(streams, sc.timeline.warmup + run_seconds),
-                host_thresholds=host_thresholds)
+                host_thresholds=host_thresholds, warnings=pacing.warnings(streams))
     if hosts is None:
         return replace(plan, jobfiles=render_jobfiles(plan))
     try:

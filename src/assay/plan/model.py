@@ -133,6 +133,7 @@ class Plan:
     cluster: ClusterPlan | None = None  # the hosts of a cluster run (plan/placement.py)
     host_thresholds: list[Threshold] = field(default_factory=list)  # `each_host.` ones
     stagger_s: float = 0.0  # the last instance's start delay (placement's `stagger`)
+    warnings: list[str] = field(default_factory=list)  # what may spoil the run (run.json's too)
 
     @property
     def scenario(self) -> Scenario:

@@ -133,6 +133,17 @@ def resolve(t: Threshold, components: Sequence[ComponentInfo]) -> list[Component
     return hit
 
 
+def result_count(t: Threshold, components: Sequence[ComponentInfo]) -> int:
+    """How many results `evaluate` gives `t`: one per component it applies to, one for a host
+    or integrity threshold (0 when it names none of `components`)."""
+    if t.host or t.integrity:
+        return 1
+    try:
+        return len(resolve(t, components))
+    except ThresholdError:
+        return 0
+
+
 def evaluate(thresholds: Sequence[Threshold], components: Sequence[ComponentInfo],
              stats: Mapping[str, Stats], phases: PhaseReport | None = None,
              hosts: Mapping[str, Mapping[str, float]] | None = None,

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from assay.metrics.summary import Accumulator, ComponentInfo
-from assay.thresholds.evaluate import Result, evaluate, matches
+from assay.thresholds.evaluate import Result, evaluate, matches, result_count
 from assay.thresholds.grammar import Threshold
 
 
@@ -29,7 +29,11 @@ def final(r: Result) -> bool:
 
 class LiveVerdict:
     def __init__(self, thresholds: Sequence[Threshold], components: Sequence[ComponentInfo],
-                 start: float, end: float):
+                 start: float, end: float, total: int | None = None):
+        """`total`: the results the run's verdict will count (a cluster's adds each host's
+        and its own, plan/tally.py); by default those of `thresholds`."""
+        self.total = total if total is not None else \
+            sum(result_count(t, components) for t in thresholds)
         self.thresholds = [t for t in thresholds if not t.phase and t.metric != "recovery"
                            and not t.host]
         self.components = list(components)
@@ -55,10 +59,14 @@ class LiveVerdict:
         return None
 
     def summary(self) -> str:
-        """`thresholds 5/6` for the progress line (empty before the measured window)."""
+        """`thresholds 5/6` for the progress line (empty before the measured window), and
+        `(of 9)` while some wait for the verdict (phases, hosts) or a later component: the
+        count the run's header announced and its summary ends with."""
         if not self.results:
             return ""
-        return f"thresholds {sum(r.passed for r in self.results)}/{len(self.results)}"
+        n = len(self.results)
+        return f"thresholds {sum(r.passed for r in self.results)}/{n}" + \
+            (f" (of {self.total})" if self.total > n else "")
 
 
 def _graded(t: Threshold, components: Sequence[ComponentInfo]) -> bool:
