@@ -23,10 +23,11 @@ from rich.console import Console
 from assay.console import LiveProgress
 from assay.exitcodes import AssayError, RunAborted, UserError
 from assay.hosts.utilisation import HostProbe
-from assay.integrity import lifecycle as integrity
 from assay.metrics.duetime import due_latency, due_windows
 from assay.metrics.sampler import Sample, Sampler, stored_line
+from assay.participants.base import Traits
 from assay.plan import LOCAL, Plan
+from assay.plan.tally import tally
 from assay.platforms import driver
 from assay.progress import live_line
 from assay.report.html import write_report
@@ -81,6 +82,7 @@ class Engine:
             if self.session.run_dir is not None:  # keep the record of what was refused
                 self._finish("aborted", str(e))
             else:
+                self.session.collect("aborted")
                 self.session.cleanup()
             raise
         except AssayError as e:
@@ -98,25 +100,24 @@ class Engine:
         rd = session.run_dir
         assert rd
         sampler = Sampler(session.specs(), warmup_s=plan.warmup)
-        side = session.side()
-        live = LiveVerdict(plan.thresholds, plan.components, plan.warmup, plan.total_seconds)
+        live = LiveVerdict(plan.thresholds, plan.components, plan.warmup, plan.total_seconds,
+                           total=tally(plan).total)
         timeline = (self.opt.timeline or default_timeline)(
-            plan, self.platform, rd, Reach(session.blkio, session.watch, side.databases))
+            plan, self.platform, rd, Reach(session.blkio, session.watch, session.databases()))
         if self.opt.watcher:
             self.opt.watcher.opened(rd.path, live)
         rd.event("load", outcome="started")
-        side.start(session.blkio)  # first: the clean-up stops it whatever fio does
-        if session.integrity:
-            session.integrity.start()
-        issue_logs = session.issue_logs()  # before fio: it waits for the logs fio opens
-        try:
-            fio = session.start() if plan.jobs else side.idle_run()
-            return self._drive(fio, side, sampler, live, timeline)
-        finally:
-            if issue_logs:
-                issue_logs.finish()
+        for p in session.participants:  # in their order: each ready before fio starts
+            p.start()
+        fio = session.start() if plan.jobs else session.alone()
+        return self._drive(fio, sampler, live, timeline)
 
-    def _drive(self, fio: FioRun, side: Any, sampler: Sampler, live: LiveVerdict,
+    def _rows(self, now: float, origin: float) -> list[Sample]:
+        """The participants' seconds finished since the last turn, graded beside fio's."""
+        return [s for p in self.session.participants if Traits.ROWS in p.traits
+                for s in p.rows(now, origin)]
+
+    def _drive(self, fio: FioRun, sampler: Sampler, live: LiveVerdict,
                timeline: Timeline | None) -> tuple[str, str]:
         rd, runner, plan, probe = self.session.run_dir, self.session, self.plan, HostProbe()
         assert rd
@@ -132,7 +133,7 @@ class Engine:
                     t = runner.clock() - start / 1000
                     if timeline:
                         timeline.tick(t)
-                    live.add(self._record(side.poll(runner.clock(), start / 1000)))
+                    live.add(self._record(self._rows(runner.clock(), start / 1000)))
                     if doc is None:
                         bar.update(t)
                         continue
@@ -154,12 +155,11 @@ class Engine:
             rd.event("load", outcome="stopped early", reason=stop)
             return "failed", f"stopped early: {stop}"
         rc = fio.wait()
-        live.add(self._record(side.finish(runner.clock()) if rc == 0 else side.stop()))
         if timeline:
             timeline.finish()
         rd.event("load", outcome="ended", exit_code=rc)
-        if self.session.integrity:
-            self.info["integrity"] = self.session.integrity.finish(plan.total_seconds)
+        for p in self.session.participants:  # their last seconds; integrity's final pass
+            live.add(self._record(p.finish(runner.clock(), rc)))
         if timeline and timeline.failure:  # a step that failed as the load ended
             return "aborted", timeline.failure
         return fio_outcome(rc, fio)
@@ -167,8 +167,9 @@ class Engine:
     def _stop(self, fio: FioRun, sampler: Sampler, timeline: Timeline | None) -> None:
         """Stop fio and the timeline, keeping the seconds fio reported on its way out."""
         fio.stop()
-        with contextlib.suppress(Exception):
-            self._record(self.session.databases.stop() if self.session.databases else [])
+        for p in self.session.participants:
+            with contextlib.suppress(Exception):
+                self._record(p.stop())
         try:
             for doc in fio.documents(poll=0.5):
                 if doc is None:
@@ -203,8 +204,7 @@ class Engine:
     def _finish(self, status: str, reason: str) -> Outcome:
         session = self.session
         rd = session.run_dir
-        if session.integrity:  # before the cleanup, which may remove a temporary target
-            self.info["integrity"] = integrity.close(session.integrity, status)
+        session.collect(status)  # the participants' sections, all they ran ended
         session.cleanup()
         if rd is None:  # failed before a run directory existed
             raise RunAborted(reason) if status == "aborted" else Interrupted()

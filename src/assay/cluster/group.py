@@ -30,7 +30,7 @@ from assay.cluster.liveness import LOSS_S, PROBE_S
 from assay.cluster.merge import ClusterRun, call_quietly
 from assay.cluster.throttle import HostsBlkio
 from assay.exitcodes import UserError
-from assay.plan import RUN_JOB, Plan
+from assay.plan import Plan
 from assay.plan.model import variables
 from assay.results.rundir import RunDir
 from assay.runners.base import FioRun, Runner
@@ -113,10 +113,8 @@ class RunnerGroup:
               sections: Sequence[str] | Mapping[str, Sequence[str]] = ()) -> ClusterRun:
         """`sections` per host (a Mapping): only the hosts named run, each its own; fio runs
         only where a host has jobs (not where it runs a database alone)."""
-        hosts = self.plan.cluster.hosts if self.plan.cluster else {}
-        active = [h for h in self.runners if h not in self.lost
-                  and (not isinstance(sections, Mapping) or sections.get(h))
-                  and any(c.jobs for c in hosts[h].specs)]
+        active = [h for h in self.active()
+                  if not isinstance(sections, Mapping) or sections.get(h)]
         if not active:
             raise UserError("every host of the cluster is lost")
         # time for every host's start command to get there, started one after the other:
@@ -124,8 +122,6 @@ class RunnerGroup:
         # starts ssh slowly), never less than 1 s
         spawn = max((self.spawn_s.get(h, 0.0) for h in active), default=0.0)
         lead = min(10.0, max(1.0, 0.3 + 3 * spawn) + 0.05 * len(active))
-        if name == RUN_JOB:  # before fio: the agents wait for the issue logs it opens
-            self.duetime.start({h: self.runners[h] for h in active})
         planned, self.instant = self.instant, None  # cluster/postgres.py: pgbench's too
         t0 = at if at is not None else planned if planned and planned > time.time() + 0.2 \
             else time.time() + lead
@@ -139,9 +135,11 @@ class RunnerGroup:
         self.current.env = dict(env)
         return self.current
 
-    def fetch_logs(self) -> list[Path]:
-        self.duetime.finish(self.lost)  # the hosts' lags, into the run directory
-        return []  # no per-IO log comes back
+    def active(self) -> list[str]:
+        """The hosts not lost that run fio jobs (not only a database)."""
+        assert self.plan.cluster is not None
+        return [h for h in self.runners if h not in self.lost
+                and any(c.jobs for c in self.plan.cluster.hosts[h].specs)]
 
     def close(self) -> None:
         """Close every runner (fio stopped, remote directories removed), in parallel."""

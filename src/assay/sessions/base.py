@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import abc
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,15 +23,15 @@ from rich.console import Console
 
 from assay.actions.context import HostWatch
 from assay.hosts.cgroup import BlkioGroup
-from assay.integrity import lifecycle as integrity
 from assay.metrics.sampler import ComponentSpec
+from assay.participants.base import ParticipantBase, Traits
+from assay.participants.databases import Databases
 from assay.plan import Plan
 from assay.platforms.base import Platform
-from assay.postgres.sidecar import Sidecars, fio_specs
+from assay.postgres.sidecar import fio_specs
 from assay.results.rundir import RunDir
 from assay.run_options import RunOptions
 from assay.runners.base import FioRun
-from assay.runners.issuelog import IssueLogs
 
 
 class Session(abc.ABC):
@@ -44,8 +44,7 @@ class Session(abc.ABC):
         self.info: dict[str, Any] = {}  # run.json as it grows
         self.env: dict[str, str] = {}  # the job files' variables
         self.blkio: BlkioGroup | None = None  # fio's (each host's), so actions can throttle it
-        self.databases: Any = None  # PostgreSQL beside fio: Sidecars, or HostDatabases
-        self.integrity: integrity.AnySession | None = None  # integrity's writers and passes
+        self.participants: list[ParticipantBase] = []  # beside fio, in their start order
 
     # -- what each kind of session does its own way ----------------------------------------
     @abc.abstractmethod
@@ -73,10 +72,6 @@ class Session(abc.ABC):
         """Nothing of the run left running on any host."""
 
     # -- what is the same unless a session says otherwise ------------------------------------
-    def issue_logs(self) -> IssueLogs | None:
-        """The agent reading the fixed-rate jobs' issue logs here (due-time latency)."""
-        return None
-
     def specs(self) -> list[ComponentSpec]:
         """The merged series' schedule (it follows the hosts still active)."""
         return fio_specs(self.plan)
@@ -94,31 +89,48 @@ class Session(abc.ABC):
         """run.json's `cluster`: each host graded on its own; None on one host."""
         return None
 
-    def side(self) -> Sidecars | Any:
-        """The databases beside fio, or none (an empty Sidecars) to poll all the same."""
-        assert self.run_dir is not None
-        return self.databases or Sidecars(self.plan, self.run_dir.path, self.run_dir.id)
+    def databases(self) -> Mapping[str, Any]:
+        """The running databases, by name (what pg_backup reaches)."""
+        return next((p.databases for p in self.participants if isinstance(p, Databases)), {})
+
+    def alone(self) -> FioRun:
+        """fio's place when the plan has no fio job: a participant carries the load."""
+        for p in self.participants:
+            if Traits.ALONE in p.traits:
+                return p.alone()
+        raise RuntimeError("a plan without fio jobs has a database workload")  # plan-checked
 
     def warn(self, text: str) -> None:
         self.info.setdefault("warnings", []).append(text)
         self.console.print(f"[yellow]warning:[/] {text}")
 
-    def prepare_databases(self, directory: Path, direct: bool) -> None:
-        if self.databases:
-            self.info["postgres"] = self.databases.prepare(
-                directory, self.opt.fresh, self.console, direct, self.platform.temporary)
-            for text in self.databases.warnings():
+    def prefill_participants(self) -> None:
+        for p in self.participants:
+            p.prefill()
+
+    def prepare_participants(self) -> None:
+        for p in self.participants:
+            section = p.prepare()
+            if section is not None:
+                self.info[p.name] = section
+            for text in p.warnings():
                 self.warn(text)
+
+    def collect(self, status: str) -> None:
+        """Each participant's run.json section, everything it ran ended (before the clean-up,
+        which may remove a temporary target its files are on)."""
+        for p in self.participants:
+            section = p.collect(status)
+            if section is not None:
+                self.info[p.name] = section
 
     def release(self) -> None:
         """The target's lock, where the session holds one."""
         return None
 
     def cleanup(self) -> None:
-        """The databases (their servers run on the target), the target when temporary, the
-        blkio groups and the platform's own; whatever the run's end."""
-        if self.databases:
-            self.info["postgres"] = self.databases.cleanup(self.opt.keep)
+        """The target's lock, the target when temporary, the blkio groups and the platform's
+        own; whatever the run's end, after the participants' `collect`."""
         self.release()
         try:
             d = self.platform.directory

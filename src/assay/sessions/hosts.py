@@ -18,6 +18,9 @@ from assay.cluster.prefill import prefill
 from assay.cluster.throttle import HostsBlkio
 from assay.integrity import lifecycle as integrity
 from assay.metrics.sampler import ComponentSpec
+from assay.participants.databases import Databases
+from assay.participants.integrity import Integrity
+from assay.participants.issuelog import HostsIssueLog
 from assay.plan import RUN_JOB, Plan
 from assay.platforms import platformstate
 from assay.results.record import parse_record
@@ -40,19 +43,34 @@ class HostsSession(Session):
         assert plan.cluster is not None
         self.run_dir, self.group, self.info = _open_run(self)
         self.blkio = self.group.blkio  # each host's group, when the run throttles
+        self._participants(self.group, self.run_dir)
+
+    def _participants(self, group: RunnerGroup, rd: RunDir) -> None:
+        """Beside fio on the hosts, in their start order (as on one host: sessions/local.py),
+        each checked there before any IO."""
+        plan, opt = self.plan, self.opt
         direct = plan.scenario.target.direct is not False
-        self.integrity = integrity.open_hosts(plan.resolved, plan.streams, self.run_dir.id,
-                                              self.group, direct, self.platform)
-        self.databases = HostDatabases.open(plan, self.group, self.run_dir)  # on the hosts
+        databases = HostDatabases.open(plan, group, rd)  # on the hosts
+        if databases:
+            self.participants.append(Databases(databases, rd.path, direct, opt.fresh, opt.keep,
+                                               self.platform.temporary, self.blkio,
+                                               self.console))
+        session = integrity.open_hosts(plan.resolved, plan.streams, rd.id, group, direct,
+                                       self.platform)
+        if session:
+            self.participants.append(Integrity(session, plan.total_seconds))
+        if any(group.duetime.needed(h) for h in group.runners):
+            self.participants.append(HostsIssueLog(
+                lambda: group.duetime.start({h: group.runners[h] for h in group.active()}),
+                lambda: group.duetime.finish(group.lost)))
 
     def prefill(self) -> None:
         assert self.run_dir and self.group
-        if self.integrity:
-            self.integrity.prefill()
+        self.prefill_participants()
         if self.plan.files:  # a database-only run has no fio files
             self.info["prefill"] = prefill(self.plan, self.group, self.run_dir, self.console,
                                            self.opt.fresh)
-        self.prepare_databases(self.run_dir.path, self.plan.scenario.target.direct is not False)
+        self.prepare_participants()
 
     def start(self) -> FioRun:
         assert self.group
@@ -64,7 +82,7 @@ class HostsSession(Session):
         return self.group.clock()
 
     def fetch_logs(self) -> list[Path]:
-        return self.group.fetch_logs() if self.group else []
+        return []  # no per-IO log comes back: each host's lags are rows (HostsIssueLog)
 
     def close(self) -> None:
         if self.group:

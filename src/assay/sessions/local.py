@@ -10,20 +10,21 @@ from assay.hosts import cgroup
 from assay.hosts.cgroup import BlkioGroup
 from assay.hosts.fingerprint import block_device_facts
 from assay.integrity import lifecycle as integrity
-from assay.metrics.duetime import STREAM, logged_jobs
+from assay.metrics.duetime import logged_jobs
+from assay.participants.databases import Databases
+from assay.participants.integrity import Integrity
+from assay.participants.issuelog import LocalIssueLog
 from assay.plan import LOCAL, RUN_JOB
 from assay.plan.model import variables
 from assay.platforms.lock import TargetLock
 from assay.platforms.safety import check_block_device, check_files, device_state_dir
 from assay.postgres.sidecar import Sidecars
 from assay.prefill import data_hash, prefill
-from assay.results.blocklog import BlockLog
 from assay.results.record import parse_record
 from assay.results.rundir import RunDir
 from assay.run_options import signals_held
 from assay.runinfo import initial_record
 from assay.runners.base import FioRun, Runner
-from assay.runners.issuelog import IssueLogs
 from assay.scenario.units import format_size
 from assay.sessions.base import Session
 
@@ -54,11 +55,11 @@ class LocalSession(Session):
                                               if w.subdir}))
         for name, text in plan.jobfiles[LOCAL].items():
             runner.write_job(name, text)
-        self.databases = Sidecars(plan, rd.path, rd.id)
+        databases = Sidecars(plan, rd.path, rd.id)
         complaint = runner.check_job(RUN_JOB, self.env) if plan.jobs else None
         if complaint:
             raise RunAborted(f"fio rejected the job file: {complaint}")
-        self.databases.check()  # PostgreSQL installed, before any IO
+        databases.check()  # PostgreSQL installed, before any IO
         self._warnings(direct)
         if plan.scenario.target.throttle and not cgroup.available():
             raise UserError("target.throttle needs cgroup v1 blkio (root, mounted at "
@@ -67,9 +68,25 @@ class LocalSession(Session):
             self.blkio = BlkioGroup(f"assay/{rd.id}").create()
             self.platform.apply_limits(self.blkio)
             self.info["target"]["blkio_limits"] = self.blkio.limits()
-        self.integrity = integrity.open_session(plan.resolved, plan.streams, rd.id, directory,
-                                                rd.path, direct, lambda f: data_hash(plan, f))
+        self._participants(databases, directory, direct)
         rd.write_record(parse_record(self.info))
+
+    def _participants(self, databases: Sidecars, directory: Path, direct: bool) -> None:
+        """Beside fio, in their start order: the databases first (the clean-up stops them
+        whatever fio does), the issue-log reader last (it waits for the logs fio opens)."""
+        plan, rd, opt = self.plan, self.run_dir, self.opt
+        assert rd and self.runner
+        if databases:
+            self.participants.append(Databases(databases, directory, direct, opt.fresh,
+                                               opt.keep, self.platform.temporary, self.blkio,
+                                               self.console))
+        session = integrity.open_session(plan.resolved, plan.streams, rd.id, directory,
+                                         rd.path, direct, lambda f: data_hash(plan, f))
+        if session:
+            self.participants.append(Integrity(session, plan.total_seconds))
+        jobs = logged_jobs(plan.jobfiles.get(LOCAL, {}).get(RUN_JOB, ""))
+        if jobs:
+            self.participants.append(LocalIssueLog(self.runner, jobs, rd))
 
     def _target(self) -> Path:
         """The directory that holds the data files (or a device's manifest); fio's variables."""
@@ -100,13 +117,12 @@ class LocalSession(Session):
 
     def prefill(self) -> None:
         assert self.run_dir and self.runner and self.directory
-        if self.integrity:
-            self.integrity.prefill()
+        self.prefill_participants()
         if self.plan.files:  # a database-only run has no fio files
             self.info["prefill"] = prefill(self.plan, self.directory, self.runner, self.run_dir,
                                            self.console, fresh=self.opt.fresh, env=self.env,
                                            device=self.plan.scenario.target.device)
-        self.prepare_databases(self.directory, self.env.get("ASSAY_DIRECT") == "1")
+        self.prepare_participants()
 
     def start(self) -> FioRun:
         assert self.runner
@@ -116,17 +132,6 @@ class LocalSession(Session):
     def clock(self) -> float:
         assert self.runner
         return self.runner.clock()
-
-    def issue_logs(self) -> IssueLogs | None:
-        """The agent reads the fixed-rate jobs' issue logs beside fio (runners/issuelog.py);
-        its rows are the run's `lags` stream."""
-        assert self.run_dir and self.runner
-        jobs = logged_jobs(self.plan.jobfiles.get(LOCAL, {}).get(RUN_JOB, ""))
-        if not jobs:
-            return None
-        store = BlockLog(self.run_dir.path, STREAM)
-        return IssueLogs(self.runner, [j.spec() for j in jobs],
-                         lambda row: store.append([row]), store.close).start()
 
     def fetch_logs(self) -> list[Path]:
         return self.runner.fetch_logs() if self.runner else []

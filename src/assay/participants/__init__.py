@@ -1,0 +1,1 @@
+"""What runs on a host beside fio, or instead of it, with one lifecycle (base.py)."""
