@@ -137,3 +137,36 @@ def test_validation_names_file_line_field() -> None:
     with pytest.raises(ScenarioInvalid, match="platform 'xfs' cannot do device.replace"):
         plan_text(HEAD.replace("name: t\n", "name: t\ntarget: {platform: xfs}\n")
                   + "    - {action: device, op: replace}\n", "t.yaml")
+
+
+class _Watch:
+    """A platform's own state series (Ceph's), run beside the steps on one clock."""
+
+    def start(self, t0: float) -> None: ...
+    def tick(self, t: float) -> None: ...
+    def finish(self) -> None: ...
+
+
+def test_steps_beside_a_platform_watch_still_reach_the_hosts_and_participants(
+        tmp_path: Path) -> None:
+    """The steps' runner gets what they act on when it is built, whether or not the platform
+    watches its own state: a Ceph run's host_fail must see the hosts, pg_backup the
+    databases, verify the writers (they were set after the fact, and a platform's watch hid
+    the steps from it)."""
+    from assay.timeline import Reach, Together, build
+
+    plan = plan_of("    - {action: annotate, text: x, at: 1s}\n")
+    platform = driver("local")(plan.scenario.target)
+    platform.directory = tmp_path
+    platform.watch = lambda path: _Watch()  # type: ignore[method-assign]
+    watch, databases, verifier = object(), {"db": object()}, object()
+    rd = RunDir.create(tmp_path / "results", "t")
+    try:
+        built = build(plan, platform, rd, Reach(None, watch, databases,  # type: ignore[arg-type]
+                                                verifier))  # type: ignore[arg-type]
+    finally:
+        rd.close()
+    assert isinstance(built, Together) and built.steps is not None
+    assert built.steps.watch is watch
+    assert built.steps.databases is databases
+    assert built.steps.verifier is verifier

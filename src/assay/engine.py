@@ -103,7 +103,8 @@ class Engine:
         live = LiveVerdict(plan.thresholds, plan.components, plan.warmup, plan.total_seconds,
                            total=tally(plan).total)
         timeline = (self.opt.timeline or default_timeline)(
-            plan, self.platform, rd, Reach(session.blkio, session.watch, session.databases()))
+            plan, self.platform, rd, Reach(session.blkio, session.watch, session.databases(),
+                                    session.verifier()))
         if self.opt.watcher:
             self.opt.watcher.opened(rd.path, live)
         rd.event("load", outcome="started")

@@ -26,6 +26,7 @@ from assay.actions.command import render
 from assay.actions.context import ActionContext, HostWatch, Stopped
 from assay.exitcodes import RunAborted
 from assay.hosts.cgroup import BlkioGroup
+from assay.integrity.session import Verifies
 from assay.plan import Plan
 from assay.platforms.base import Platform
 from assay.platforms.fsbase import ActionFailed, StepTimeout
@@ -66,11 +67,13 @@ class Series:
 @dataclass
 class Reach:
     """What the run's steps act on beside the platform: fio's blkio group (each host's), the
-    hosts as they report (host_fail confirms a loss), the running databases (pg_backup)."""
+    hosts as they report (host_fail confirms a loss), the running participants: databases
+    (pg_backup) and integrity's writers (verify)."""
 
     group: BlkioGroup | None = None
     watch: HostWatch | None = None
     databases: Mapping[str, Any] = field(default_factory=dict)
+    verifier: Verifies | None = None  # integrity mode's writers (verify)
 
 
 class TimelineRunner:
@@ -94,6 +97,7 @@ class TimelineRunner:
         self.failure: str | None = None
         self.watch = reach.watch
         self.databases = reach.databases
+        self.verifier = reach.verifier
 
     # -- the Timeline protocol ------------------------------------------------------------
     def start(self, t0: float) -> None:
@@ -142,7 +146,8 @@ class TimelineRunner:
             run_id=self.run_dir.id, stop=self.stop,
             deadline=time.monotonic() + s.step.timeout if s.step.timeout else None,
             hosts={h: hp.host for h, hp in self.plan.cluster.hosts.items()}
-            if self.plan.cluster else {}, watch=self.watch, databases=self.databases)
+            if self.plan.cluster else {}, watch=self.watch, databases=self.databases,
+            verifier=self.verifier)
         self.run_dir.event("step.start", name=s.name, action=s.step.action, n=n,
                            t_start=round(t, 3), t_due=round(due, 3))
         occ.thread = threading.Thread(target=self._perform, args=(occ,), daemon=True,

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from assay.hosts.cgroup import BlkioGroup
 from assay.hosts.inventory import Host
+from assay.integrity.session import Verifies
 from assay.platforms.base import Platform
 from assay.platforms.fsbase import FsPlatform, StepTimeout, run_command
 from assay.scenario.models import StepBase
@@ -50,6 +51,7 @@ class ActionContext:
     hosts: dict[str, Host] = field(default_factory=dict)  # a cluster run's inventory hosts
     watch: HostWatch | None = None  # a cluster run's hosts, as they report
     databases: Mapping[str, Any] = field(default_factory=dict)  # running postgres, by name
+    verifier: Verifies | None = None  # integrity mode's writers (the verify action)
 
     @property
     def variables(self) -> dict[str, Any]:

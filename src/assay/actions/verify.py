@@ -17,7 +17,6 @@ from typing import Literal
 
 from assay.actions.context import ActionContext
 from assay.integrity.block import PROBLEMS
-from assay.integrity.session import active
 from assay.platforms.fsbase import ActionFailed
 from assay.scenario.models import StepBase
 
@@ -31,8 +30,8 @@ def requires(p: Params) -> set[str]:
 
 
 def run(p: Params, ctx: ActionContext) -> str:
-    session = active(ctx.run_id)
-    if session is None:
+    session = ctx.verifier
+    if session is None or session.status != "writing":
         raise ActionFailed("integrity mode is not writing (the load has not started or ended)")
     result = session.verify(f"{ctx.step_name}#{ctx.n}", ctx.t, ctx.stop)
     counts = {k.value: result[k.value] for k in PROBLEMS}

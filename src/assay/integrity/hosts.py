@@ -123,12 +123,10 @@ class HostsSession:
             w.wait_ready()
 
     def start(self) -> None:
-        local.register(self.run_id, self)
         self._each(lambda w: w.order("start"))
         self.status = "writing"
 
     def stop(self) -> None:
-        local.unregister(self.run_id)
         if self.status == "writing":
             self._each(lambda w: w.order("stop"))
             self.status = "stopped"

@@ -21,26 +21,16 @@ from assay.integrity.writer import Writer
 from assay.scenario.models import IntegritySpec, ResolvedScenario
 
 JOURNAL_DIR = "integrity"  # in the run directory
-_ACTIVE: dict[str, Verifies] = {}
-_ACTIVE_LOCK = threading.Lock()
 
 
 class Verifies(Protocol):
-    """A run's writers that a `verify` step can check: this module's Session, or a cluster
-    run's (hosts.py)."""
+    """A run's writers that a `verify` step can check (it reaches them through its context):
+    this module's Session, or a cluster run's (hosts.py)."""
+
+    status: str  # "writing" while the load runs: a pass then checks blocks being written
 
     def verify(self, label: str, t: float | None = None,
                stop: threading.Event | None = None) -> dict[str, Any]: ...
-
-
-def register(run_id: str, session: Verifies) -> None:
-    with _ACTIVE_LOCK:
-        _ACTIVE[run_id] = session
-
-
-def unregister(run_id: str) -> None:
-    with _ACTIVE_LOCK:
-        _ACTIVE.pop(run_id, None)
 
 
 def settings(resolved: ResolvedScenario, writing: set[str]) -> tuple[IntegritySpec, list[str]]:
@@ -86,7 +76,6 @@ class Session:
             self.writers[a.workload] = w
 
     def start(self) -> None:
-        register(self.run_id, self)
         for w in self.writers.values():
             w.start()
         self.status = "writing"
@@ -94,7 +83,6 @@ class Session:
     def stop(self) -> None:
         for w in self.writers.values():
             w.stop()
-        unregister(self.run_id)
         if self.status == "writing":
             self.status = "stopped"
 
@@ -158,8 +146,3 @@ def section(spec: IntegritySpec, direct: bool, files: list[dict[str, Any]],
             "settings": spec.model_dump(mode="json"), "direct": direct, "files": files,
             **({"data_files": data_files} if data_files else {}),
             "passes": passes, **worst, "workloads": per}
-
-
-def active(run_id: str) -> Verifies | None:
-    with _ACTIVE_LOCK:
-        return _ACTIVE.get(run_id)

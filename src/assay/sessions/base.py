@@ -23,9 +23,11 @@ from rich.console import Console
 
 from assay.actions.context import HostWatch
 from assay.hosts.cgroup import BlkioGroup
+from assay.integrity.session import Verifies
 from assay.metrics.sampler import ComponentSpec
 from assay.participants.base import ParticipantBase, Traits
 from assay.participants.databases import Databases
+from assay.participants.integrity import Integrity
 from assay.plan import Plan
 from assay.platforms.base import Platform
 from assay.postgres.sidecar import fio_specs
@@ -92,6 +94,10 @@ class Session(abc.ABC):
     def databases(self) -> Mapping[str, Any]:
         """The running databases, by name (what pg_backup reaches)."""
         return next((p.databases for p in self.participants if isinstance(p, Databases)), {})
+
+    def verifier(self) -> Verifies | None:
+        """Integrity mode's writers (what the verify action checks)."""
+        return next((p.session for p in self.participants if isinstance(p, Integrity)), None)
 
     def alone(self) -> FioRun:
         """fio's place when the plan has no fio job: a participant carries the load."""
