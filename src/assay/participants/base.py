@@ -9,7 +9,9 @@
     collect(status)    whatever ended the run: its run.json section, everything it ran ended
 
 A session (sessions/) makes its participants once its hosts are checked (each checks what it
-needs there before any IO) and the engine drives them the same way on one host or many.
+needs there before any IO) and the engine drives them the same way on one host or many: the
+built-ins (databases, integrity, the issue-log reader), then the plug-ins, each made by its
+`make(where)` from `Where` the run is (docs/extending.md).
 What a participant can do beyond the lifecycle is declared in its `traits` (fio's ioengine
 flags are the model), never probed. ParticipantBase gives every step a default that does
 nothing, so a participant writes only the steps it needs.
@@ -18,10 +20,24 @@ nothing, so a participant writes only the steps it needs.
 from __future__ import annotations
 
 import enum
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from assay.metrics.sampler import Sample
-from assay.runners.base import FioRun
+from assay.plan import Plan
+from assay.results.rundir import RunDir
+from assay.runners.base import FioRun, Runner
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where a run's participants run: one host (this machine, `local`) or many, the same."""
+
+    plan: Plan
+    run_dir: RunDir
+    runners: Mapping[str, Runner]  # every host of the run, by name
+    lost: Collection[str]  # the hosts lost so far (it changes as the run goes)
 
 
 class Traits(enum.Flag):

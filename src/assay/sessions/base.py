@@ -25,7 +25,8 @@ from assay.actions.context import HostWatch
 from assay.hosts.cgroup import BlkioGroup
 from assay.integrity.session import Verifies
 from assay.metrics.sampler import ComponentSpec
-from assay.participants.base import ParticipantBase, Traits
+from assay.participants import made
+from assay.participants.base import ParticipantBase, Traits, Where
 from assay.participants.databases import Databases
 from assay.participants.integrity import Integrity
 from assay.plan import Plan
@@ -47,6 +48,7 @@ class Session(abc.ABC):
         self.env: dict[str, str] = {}  # the job files' variables
         self.blkio: BlkioGroup | None = None  # fio's (each host's), so actions can throttle it
         self.participants: list[ParticipantBase] = []  # beside fio, in their start order
+        self.plugged: list[ParticipantBase] = []  # of them, the plug-ins' (participants/)
 
     # -- what each kind of session does its own way ----------------------------------------
     @abc.abstractmethod
@@ -110,15 +112,24 @@ class Session(abc.ABC):
         self.info.setdefault("warnings", []).append(text)
         self.console.print(f"[yellow]warning:[/] {text}")
 
+    def plug_in(self, where: Where) -> None:
+        """The plug-ins' participants, after the built-ins."""
+        self.plugged = made(where)
+        self.participants += self.plugged
+
+    def _section(self, p: ParticipantBase, section: dict[str, Any] | None) -> None:
+        """A built-in's section is run.json's own; a plug-in's is under `participants`."""
+        if section is not None:
+            into = self.info.setdefault("participants", {}) if p in self.plugged else self.info
+            into[p.name] = section
+
     def prefill_participants(self) -> None:
         for p in self.participants:
             p.prefill()
 
     def prepare_participants(self) -> None:
         for p in self.participants:
-            section = p.prepare()
-            if section is not None:
-                self.info[p.name] = section
+            self._section(p, p.prepare())
             for text in p.warnings():
                 self.warn(text)
 
@@ -126,9 +137,7 @@ class Session(abc.ABC):
         """Each participant's run.json section, everything it ran ended (before the clean-up,
         which may remove a temporary target its files are on)."""
         for p in self.participants:
-            section = p.collect(status)
-            if section is not None:
-                self.info[p.name] = section
+            self._section(p, p.collect(status))
 
     def release(self) -> None:
         """The target's lock, where the session holds one."""

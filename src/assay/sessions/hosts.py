@@ -18,6 +18,7 @@ from assay.cluster.prefill import prefill
 from assay.cluster.throttle import HostsBlkio
 from assay.integrity import lifecycle as integrity
 from assay.metrics.sampler import ComponentSpec
+from assay.participants.base import Where
 from assay.participants.databases import Databases
 from assay.participants.integrity import Integrity
 from assay.participants.issuelog import HostsIssueLog
@@ -63,6 +64,7 @@ class HostsSession(Session):
             self.participants.append(HostsIssueLog(
                 lambda: group.duetime.start({h: group.runners[h] for h in group.active()}),
                 lambda: group.duetime.finish(group.lost)))
+        self.plug_in(Where(plan, rd, group.runners, group.lost))
 
     def prefill(self) -> None:
         assert self.run_dir and self.group

@@ -11,6 +11,7 @@ from assay.hosts.cgroup import BlkioGroup
 from assay.hosts.fingerprint import block_device_facts
 from assay.integrity import lifecycle as integrity
 from assay.metrics.duetime import logged_jobs
+from assay.participants.base import Where
 from assay.participants.databases import Databases
 from assay.participants.integrity import Integrity
 from assay.participants.issuelog import LocalIssueLog
@@ -87,6 +88,7 @@ class LocalSession(Session):
         jobs = logged_jobs(plan.jobfiles.get(LOCAL, {}).get(RUN_JOB, ""))
         if jobs:
             self.participants.append(LocalIssueLog(self.runner, jobs, rd))
+        self.plug_in(Where(plan, rd, {LOCAL: self.runner}, ()))
 
     def _target(self) -> Path:
         """The directory that holds the data files (or a device's manifest); fio's variables."""
