@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from assay import actions, platforms, workloads
+from assay import actions, participants, platforms, workloads
 from assay.report import exports
 
 
@@ -32,6 +32,6 @@ def install(root: Path, monkeypatch: pytest.MonkeyPatch, entry_points: dict[str,
     write(root, entry_points, files, name)
     monkeypatch.syspath_prepend(str(root))
     for registry in (workloads.REGISTRY, actions.REGISTRY, platforms.REGISTRY,
-                     exports.REGISTRY):
+                     exports.REGISTRY, participants.REGISTRY):
         # None: load the entry points on next access; the old value is restored after the test
         monkeypatch.setattr(registry, "_plugins", None)

@@ -19,7 +19,7 @@ from types import ModuleType
 import pytest
 from click.testing import CliRunner
 
-from assay import actions, platforms, workloads
+from assay import actions, participants, platforms, workloads
 from assay.cli import cli
 from tests.plugin_dist import install
 
@@ -60,7 +60,7 @@ def package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_the_doc_has_a_file_for_each_plugin_and_its_test() -> None:
-    for stem in ("randmix", "sync", "mounted"):
+    for stem in ("randmix", "sync", "mounted", "meminfo"):
         assert f"assay_randmix/{stem}.py" in FILES and f"tests/test_{stem}.py" in FILES
     assert EXPORTER in FILES and "tests/report/test_markdown.py" in FILES
 
@@ -70,9 +70,10 @@ def test_the_example_plugins_register_and_their_tests_pass(package: Path,
     assert "randmix" in workloads.names()
     assert "sync" in actions.names()
     assert platforms.driver("mounted").name == "mounted"
-    ran = [t for stem in ("randmix", "sync", "mounted")
+    assert "meminfo" in participants.REGISTRY.names()
+    ran = [t for stem in ("randmix", "sync", "mounted", "meminfo")
            for t in run_tests(package / "tests" / f"test_{stem}.py", tmp_path)]
-    assert len(ran) == 3
+    assert len(ran) == 4
 
 
 def test_assay_plan_shows_the_plugins_fio_jobs_and_step(package: Path) -> None:
