@@ -9,7 +9,7 @@ from pathlib import Path
 
 from assay.metrics.coverage import coverage
 from assay.metrics.summary import ComponentInfo, aggregate_all
-from assay.results.blocklog import last_second, read_rows
+from assay.results.blockread import last_second, read_rows
 from assay.results.liveness import effective_status
 from assay.results.record import ComponentStats, RunRecord
 
