@@ -145,7 +145,7 @@ class IntendedLatency(Record):
 
 
 class ComponentStats(Record):
-    """`metrics.summary.Stats.to_json`: one component over a window (latencies in ms)."""
+    """`metrics.component.Stats.to_json`: one component over a window (latencies in ms)."""
 
     component: str
     seconds: float
