@@ -36,7 +36,7 @@ def test_an_ordinary_component_counts_intervals_by_their_middle():
 def test_the_running_median_of_a_day_of_seconds_is_close_and_small():
     import random
 
-    from assay.metrics.summary import RunningMedian, median
+    from assay.metrics.median import RunningMedian, median
 
     rng = random.Random(3)
     values = [rng.gauss(4200, 60) / rng.choice((0.998, 1.0, 1.003)) for _ in range(86_400)]

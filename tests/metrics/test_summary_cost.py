@@ -119,7 +119,7 @@ def sorted_walk(counts: dict[float, int], n: int) -> float:
 
 @pytest.mark.parametrize("shape", ["gauss", "drifting", "few values", "falling"])
 def test_the_running_median_asked_every_second_equals_a_walk_over_its_keys(shape: str) -> None:
-    from assay.metrics.summary import RunningMedian
+    from assay.metrics.median import RunningMedian
 
     rng = random.Random(11)
     make = {"gauss": lambda i: rng.gauss(4200, 300),

@@ -14,7 +14,7 @@ from assay.cli import cli
 from assay.metrics.histogram import Histogram
 from assay.report.html import build_report, safe_json, write_report
 from assay.report.rundata import latency_curves, percentile_curve, phases, steps
-from assay.results.record import PhaseWindow
+from assay.results.recordparts import PhaseWindow
 from assay.results.rundir import read_record
 
 RUN = Path(__file__).parents[1] / "fixtures" / "runs" / "exchange-fixture"

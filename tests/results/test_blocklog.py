@@ -15,8 +15,9 @@ from assay.engine import Engine, RunOptions
 from assay.metrics.summary import ComponentInfo, aggregate
 from assay.plan import load
 from assay.report.rundata import latency_curves
-from assay.results import blocklog
-from assay.results.blocklog import BlockLog, merged_bins, read_rows, stored_bytes
+from assay.results import blockformat, blocklog
+from assay.results.blocklog import BlockLog, read_rows, stored_bytes
+from assay.results.blockread import merged_bins
 from assay.results.rundir import read_ndjson, read_record
 from assay.runners import ReplayRunner
 
@@ -89,7 +90,7 @@ def test_a_torn_block_loses_nothing_the_tail_holds(tmp_path):
     tail = (tmp_path / "samples.ndjson").read_text()
     # a crash while appending the next block: half of it written, the tail not yet emptied
     rest = data[30:]
-    payload = blocklog.encode(rest)
+    payload = blockformat.encode(rest)
     (tmp_path / "samples.blocks").write_bytes(whole + b"ASB1" + payload[: len(payload) // 2])
     (tmp_path / "samples.ndjson").write_text(
         tail + "".join(json.dumps(r) + "\n" for r in rest) + '{"t": 99, "c": "tor')

@@ -15,7 +15,7 @@ from assay.cli.common import results_option, results_root
 from assay.console import make_console
 from assay.exitcodes import UserError
 from assay.report.terminal import STATUS_STYLE
-from assay.results.blocklog import last_second
+from assay.results.blockread import last_second
 from assay.results.catalogue import Catalogue
 from assay.results.printable import printable
 

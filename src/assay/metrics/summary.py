@@ -1,4 +1,5 @@
-"""Whole-window statistics per component, from per-second samples.
+"""Whole-window statistics per component, from per-second samples: the Accumulator that folds
+them one at a time, and `aggregate` over a window (the Stats it yields: metrics/component.py).
 
 Counts, bytes and latency sums add; histograms merge; the maximum is the maximum. Nothing is
 averaged that should not be.
@@ -12,111 +13,17 @@ medians of the per-second IOPS and average latency.
 
 from __future__ import annotations
 
-import bisect
 import json
 import math
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from assay.metrics.bursts import Bursts
+from assay.metrics.component import ComponentInfo as ComponentInfo  # many import it from here
+from assay.metrics.component import Stats as Stats  # many import it from here
 from assay.metrics.histogram import Histogram
-from assay.metrics.steps import stepped
-from assay.metrics.training import AcceleratorClock, Training
-
-
-@dataclass
-class ComponentInfo:
-    """What the plan knows about a component (stored in run.json)."""
-
-    name: str  # workload.stream.direction
-    target_iops: float | None = None
-    poisson: bool = False
-    start_s: float = 0.0
-    end_s: float | None = None
-    transactional: bool = True
-    jobs: int = 1  # fio jobs that feed it: each can be one IO early or late at a window edge
-    closed: bool = False  # closed loop with a target (Jetstress' threads): no pacing slack
-    # the target from each time on, when it changes during the run (a cluster's survivors
-    # after a host is lost): a window's target is then the time-weighted one over it
-    target_steps: tuple[tuple[float, float | None], ...] = ()
-    training: Training | None = None  # simulated accelerators fed by it (ai-training)
-    timed: bool = False  # graded by how long its bursts take (a checkpoint's save, restore)
-
-    def rate_at(self, t: float) -> float | None:
-        return stepped(self.target_iops, self.target_steps, t)
-
-    @property
-    def workload(self) -> str:
-        return self.name.split(".")[0]
-
-    @property
-    def stream(self) -> str:
-        return self.name.split(".")[1]
-
-    @property
-    def direction(self) -> str:
-        return self.name.split(".")[2]
-
-
-@dataclass
-class Stats:
-    component: str
-    seconds: float
-    ios: int
-    bytes: int
-    iops: float
-    mbps: float
-    lat_avg_ms: float | None
-    lat_p50_ms: float | None
-    lat_p95_ms: float | None
-    lat_p99_ms: float | None
-    lat_p999_ms: float | None
-    lat_max_ms: float | None
-    target_iops: float | None
-    behind_max_s: float
-    rate_tolerance: float  # IOPS a fixed-rate component may fall short by, from pacing noise
-    intended: dict[str, float | None] | None = None  # latency from the due time (even pacing)
-    lat_max_sample_ms: float | None = None  # largest 15 s average (Jetstress' counter samples)
-    iops_median: float | None = None  # median of the 1 s samples (X-Ray's charts)
-    lat_avg_median_ms: float | None = None  # median of the 1 s average latencies
-    training: dict[str, float | None] | None = None  # au, samples_s, batch waits (ai-training)
-    bursts: dict[str, float | None] | None = None  # busy_max_s, busy_gbps (checkpoints)
-
-    @property
-    def achieved_pct(self) -> float | None:
-        return 100.0 * self.iops / self.target_iops if self.target_iops else None
-
-    def metric(self, name: str) -> float | None:
-        """The value a threshold metric names (latencies in ms)."""
-        if name == "behind":
-            return self.behind_max_s
-        if name in ("iops", "mbps"):
-            return float(getattr(self, name))
-        if name == "tps":  # a database workload's transactions are its `ios`
-            return self.iops
-        if name in ("tpm", "nopm"):
-            return self.iops * 60
-        if name == "failed":
-            return float(self.ios)
-        if name == "iops_median":
-            return self.iops_median
-        if name in TRAINING_METRICS:
-            return (self.training or {}).get(name)
-        if name in BURST_METRICS:
-            return (self.bursts or {}).get(BURST_METRICS[name])
-        if name.startswith("lat_intended_"):
-            return (self.intended or {}).get(f"{name}_ms")
-        value = getattr(self, f"{name}_ms")
-        return None if value is None else float(value)
-
-    def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["achieved_pct"] = None if self.achieved_pct is None else round(self.achieved_pct, 3)
-        for k, v in d.items():
-            if isinstance(v, float):
-                d[k] = round(v, 4)
-        return d
+from assay.metrics.median import RunningMedian
+from assay.metrics.training import AcceleratorClock
 
 
 def ns_to_ms(ns: float | None) -> float | None:
@@ -132,64 +39,8 @@ def sample_bins(sample: dict[str, Any]) -> dict[str, int]:
     return json.loads(text) if text else {}
 
 
-TRAINING_METRICS = ("au", "au_min", "samples_s", "batch_wait_p50", "batch_wait_p99")
-BURST_METRICS = {"save_s": "busy_max_s", "restore_s": "busy_max_s", "save_gbps": "busy_gbps",
-                 "restore_gbps": "busy_gbps"}
 SAMPLE_S = 15.0  # Jetstress' LogInterval (JetstressConfig.xml: 15000 ms)
 MIN_RATE_DT = 0.5  # s: fio's closing stub interval says little about the rate
-
-
-def median(values: list[float]) -> float | None:
-    if not values:
-        return None
-    v = sorted(values)
-    mid = len(v) // 2
-    return v[mid] if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
-
-
-class RunningMedian:
-    """The median of values added one at a time, in memory that does not grow with their
-    number: values are counted per 3 significant digits (within 0.5 %), so there are at most
-    900 counters per decade of values. The keys stay sorted and a cursor follows the middle
-    one as values come, so asking for the median every second costs the same all run."""
-
-    def __init__(self) -> None:
-        self._counts: dict[float, int] = {}
-        self._keys: list[float] = []  # sorted
-        self._i = 0  # the key that holds the lower middle value
-        self._below = 0  # values under self._keys[self._i]
-        self._n = 0
-
-    def add(self, x: float) -> None:
-        key = float(f"{x:.3g}")
-        if key not in self._counts:
-            at = bisect.bisect_left(self._keys, key)
-            self._keys.insert(at, key)
-            self._counts[key] = 0
-            if self._n and at <= self._i:
-                self._i += 1
-        self._counts[key] += 1
-        self._n += 1
-        if key < self._keys[self._i]:
-            self._below += 1
-        rank = (self._n - 1) // 2  # move the cursor to the key holding this rank
-        while self._below > rank:
-            self._i -= 1
-            self._below -= self._counts[self._keys[self._i]]
-        while self._below + self._counts[self._keys[self._i]] <= rank:
-            self._below += self._counts[self._keys[self._i]]
-            self._i += 1
-
-    def __len__(self) -> int:
-        return self._n
-
-    def value(self) -> float | None:
-        if not self._n:
-            return None
-        lo = self._keys[self._i]
-        # the upper middle value (n even) is in the same key or the next one
-        hi = lo if self._below + self._counts[lo] > self._n // 2 else self._keys[self._i + 1]
-        return (lo + hi) / 2
 
 
 class Accumulator:

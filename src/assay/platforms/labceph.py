@@ -208,7 +208,7 @@ def _bring_up(c: Cluster, lab: CephLab) -> None:
     ceph(lab, "osd", "pool", "set", lab.pool, "size", "3")
     ceph(lab, "osd", "pool", "set", lab.pool, "min_size", "2")
     _run(["rbd", "-c", lab.conf, "pool", "init", lab.pool], "rbd pool init")
-    # made for assay: its driver creates images here without --force (platforms/ceph.py)
+    # made for assay: its driver creates images here without --force (platforms/cephimages.py)
     ceph(lab, "osd", "pool", "application", "set", lab.pool, "rbd", "owner", "assay")
     wait_healthy(lab, len(c.hosts), READY_S)
 

@@ -2,7 +2,7 @@
 
 A `ceph` target without a `path` runs on RBD: each workload instance (`<host>.<k>/` in a
 cluster run, the whole run on one host) gets an image `assay.<scenario>.<instance>`, made by
-the driver (platforms/ceph.py) before the prefill and removed at the end. A job's file
+the driver (platforms/cephimages.py) before the prefill and removed at the end. A job's file
 becomes a region of its instance's image, as files on a raw device do:
 
     ioengine=rbd  clientname=admin  pool=assay  rbdname=assay.oltp.n1.0  offset=0  size=1g

@@ -20,7 +20,8 @@ from assay.report import rundata
 from assay.report.diff import differences, facts
 from assay.report.html import clean_json, page
 from assay.report.salvage import has_data, measured
-from assay.results.record import ComponentStats, RunRecord
+from assay.results.record import RunRecord
+from assay.results.recordparts import ComponentStats
 from assay.results.rundir import read_record
 
 METRICS = ("iops", "mbps", "lat_avg_ms", "lat_p99_ms")

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from assay.results.record import ComponentPlan, RunRecord
+from assay.results.record import RunRecord
+from assay.results.recordparts import ComponentPlan
 
 
 def transactional(run: RunRecord) -> dict[str, dict[str, float]]:

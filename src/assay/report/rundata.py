@@ -16,7 +16,8 @@ from typing import Any
 
 from assay.metrics.histogram import Histogram
 from assay.report.downsample import envelope_xy
-from assay.results.blocklog import merged_bins, read_rows, valid_row
+from assay.results.blockformat import valid_row
+from assay.results.blockread import merged_bins, read_rows
 from assay.results.record import RunRecord
 from assay.results.rundir import read_ndjson
 

@@ -9,9 +9,10 @@ from pathlib import Path
 
 from assay.metrics.coverage import coverage
 from assay.metrics.summary import ComponentInfo, aggregate_all
-from assay.results.blocklog import last_second, read_rows
+from assay.results.blockread import last_second, read_rows
 from assay.results.liveness import effective_status
-from assay.results.record import ComponentStats, RunRecord
+from assay.results.record import RunRecord
+from assay.results.recordparts import ComponentStats
 
 
 def measured(run_dir: Path, record: RunRecord) -> RunRecord:

@@ -13,7 +13,8 @@ from assay.report.jsondoc import transactional
 from assay.report.postgres_summary import print_databases
 from assay.report.salvage import shout
 from assay.results.printable import printable
-from assay.results.record import ComponentStats, RunRecord
+from assay.results.record import RunRecord
+from assay.results.recordparts import ComponentStats
 from assay.scenario.units import format_duration, format_latency_ms
 
 STATUS_STYLE = {"passed": "bold green", "failed": "bold red", "aborted": "bold yellow",

@@ -1,7 +1,7 @@
 """What a run directory lost: seconds of its per-second streams that a cut, torn or
 overwritten file no longer holds, said as how many seconds and where (issue 21).
 
-The readers skip what they cannot read (blocklog.py); this says what that was, so that a
+The readers skip what they cannot read (blockread.py); this says what that was, so that a
 report, an export or a comparison of the rest is never taken for the whole run. A crashed
 run's torn last line, or a block torn while it was sealed (its rows are still in the tail),
 lose nothing and are not damage.
@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from assay.results.blocklog import blocks, valid_row
+from assay.results.blockformat import blocks, valid_row
 
 STREAMS = ("series", "samples", "hosts", "lags")
 ENDING = ("series", "samples")  # recorded up to the run's last second

@@ -19,7 +19,7 @@ from rich.console import Console
 from assay.exitcodes import RunAborted, UserError
 from assay.metrics import stats
 from assay.plan import ScenarioFile
-from assay.results.record import MeanStdev, RepeatStats
+from assay.results.recordparts import MeanStdev, RepeatStats
 from assay.results.rundir import RECORD, RunDir, read_record
 from assay.scenario.overrides import Param, parse_value
 from assay.search.limit import FINISHED, SearchInterrupted

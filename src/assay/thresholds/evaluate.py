@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from assay.metrics.component import TRAINING_METRICS, ComponentInfo, Stats
 from assay.metrics.phases import PhaseReport
-from assay.metrics.summary import TRAINING_METRICS, ComponentInfo, Stats
 from assay.thresholds.grammar import Threshold, ThresholdError, parse
 from assay.thresholds.presets import PRESETS
 

@@ -26,7 +26,8 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from assay.metrics.sampler import ComponentSpec
-from assay.scenario.models import Percent, Size, WorkloadBase
+from assay.scenario.models import Size, WorkloadBase
+from assay.scenario.strict import Percent
 from assay.workloads.base import BuildContext, DataFile, Pattern, Stream, build_stream
 
 IOPS_PER_MESSAGE = 0.00067

@@ -10,7 +10,8 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from assay.scenario.models import Percent, WorkloadBase
+from assay.scenario.models import WorkloadBase
+from assay.scenario.strict import Percent
 from assay.workloads.base import BuildContext, Pattern, Stream, build_stream, split_files
 
 GiB = 1 << 30
