@@ -44,6 +44,7 @@ from assay.hosts import inventory
 from assay.plan.build import plan_text
 from assay.run_options import RunOptions
 from assay.runners import ReplayRunner
+from assay.runners.base import Powers
 
 REPLAY = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "replay"
 
@@ -60,6 +61,8 @@ class LiveReplay(ReplayRunner):
     with this machine's) and it answers a probe, so a controller busy with 256 hosts finds
     it late, not lost, as it would a real host that sends its heartbeat
     (cluster/liveness.py). Recordings otherwise lose a quiet host without a probe."""
+
+    powers = Powers.CLOCK | Powers.SESSION
 
     def measure_clock(self) -> tuple[float, float]:
         return 0.0, 0.0001
