@@ -44,7 +44,7 @@ from assay.run_options import (
     on_signal,
 )
 from assay.runners import FioRun
-from assay.runners.base import fio_outcome
+from assay.runners.base import HostLoss, fio_outcome
 from assay.scenario.units import format_size
 from assay.sessions import open_session
 from assay.thresholds.live import LiveVerdict
@@ -73,6 +73,7 @@ class Engine:
         try:
             self.session.open()
             assert self.session.run_dir
+            self.session.route_losses(self._lost)  # from the prefill on
             self.streams = RunStreams(self.session.run_dir.path)
             self.session.prefill()
             status, reason = self._load()
@@ -112,6 +113,19 @@ class Engine:
             p.start()
         fio = session.start() if plan.jobs else session.alone()
         return self._drive(fio, sampler, live, timeline)
+
+    def _lost(self, loss: HostLoss) -> None:
+        """A host lost, reported by the merge step: recorded; in the measured phase, a
+        timeline event (phases cut at it) and the host's share out of the schedule."""
+        rd = self.session.run_dir
+        assert rd
+        rd.event("host_lost", host=loss.host, t=loss.t, phase=loss.phase, reason=loss.reason,
+                 hosts_active=loss.hosts_active)
+        if loss.measured:
+            self.session.reschedule(loss.host, loss.t)
+            rd.event("step", name="host_lost", action="host_lost", n=1, t_due=loss.t,
+                     t_start=loss.t, t_end=loss.t, seconds=0.0, outcome="detected",
+                     output=f"{loss.host}: {loss.reason}", annotate=True, host=loss.host)
 
     def _rows(self, now: float, origin: float) -> list[Sample]:
         """The participants' seconds finished since the last turn, graded beside fio's."""

@@ -33,7 +33,7 @@ from assay.exitcodes import UserError
 from assay.plan import Plan
 from assay.plan.model import variables
 from assay.results.rundir import RunDir
-from assay.runners.base import FioRun, Runner
+from assay.runners.base import FioRun, HostLoss, Runner
 
 RunnerFactory = Callable[[str, Path], Runner]
 
@@ -61,6 +61,7 @@ class RunnerGroup:
         self.failover = Failover(self)  # lost hosts' instances restarted (cluster/failover.py)
         self._t0 = 0.0
         self.instant: float | None = None  # the next phase's T0, fixed by a participant
+        self.on_loss: Callable[[HostLoss], None] = lambda loss: None  # the engine's route
 
     # -- opening: everything checked before any IO ----------------------------------------
     @classmethod
@@ -147,6 +148,10 @@ class RunnerGroup:
         if todo:
             with ThreadPoolExecutor(max_workers=min(16, len(todo))) as pool:
                 list(pool.map(call_quietly, todo))
+
+    def report(self, loss: HostLoss) -> None:
+        """A host lost, as the merge step found it: to whoever routes losses (the engine)."""
+        self.on_loss(loss)
 
     def reschedule(self, host: str, t: float) -> None:
         """From `t` on, the cluster's fixed rates are those of the hosts still active: each

@@ -26,7 +26,7 @@ from assay.cluster.hostseries import HostSeries
 from assay.cluster.liveness import PROBE_S, Liveness
 from assay.plan import RUN_JOB, Plan
 from assay.results.rundir import RunDir
-from assay.runners.base import Document, FioRun, FioRunBase, Runner
+from assay.runners.base import Document, FioRun, FioRunBase, HostLoss, Runner
 
 OVERRUN_S = 3.0  # still running this long after another host ended normally: stopped
 _END = object()
@@ -45,7 +45,7 @@ class Group(Protocol):
     series: HostSeries
     failover: Failover
 
-    def reschedule(self, host: str, t: float) -> None: ...
+    def report(self, loss: HostLoss) -> None: ...
 
 
 class ClusterRun(FioRunBase):
@@ -196,15 +196,10 @@ class ClusterRun(FioRunBase):
         self.active.remove(host)
         t = self._last_t(host)
         self.group.lost[host] = {"t": t, "phase": self.phase, "reason": reason}
-        self.group.rd.event("host_lost", host=host, t=t, phase=self.phase, reason=reason,
-                            hosts_active=len(self.active))
+        # reported to the engine at once, on its thread: the timeline and the schedule
+        self.group.report(HostLoss(host, t, self.phase, reason, len(self.active)))
         if self.measured:
-            self.group.reschedule(host, t)
             self.group.failover.lost(self, host, t)
-        if self.measured:  # a timeline event: phases cut at it
-            self.group.rd.event("step", name="host_lost", action="host_lost", n=1,
-                                t_due=t, t_start=t, t_end=t, seconds=0.0, outcome="detected",
-                                output=f"{host}: {reason}", annotate=True, host=host)
         run = self.runs[host]
         # not asking a host that is gone
         threading.Thread(target=call_quietly, args=(run.abandon,), daemon=True).start()

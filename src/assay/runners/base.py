@@ -16,6 +16,7 @@ import abc
 import enum
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -67,6 +68,22 @@ class FioRun(Protocol):
 
     def abandon(self) -> None:
         """End it without asking a host that may be gone."""
+
+
+@dataclass(frozen=True)
+class HostLoss:
+    """A host of a run lost (its fio or its session ended badly, or it went quiet): what the
+    merge step reports; the engine puts it on the timeline and takes it out of the schedule."""
+
+    host: str
+    t: float  # when it last reported, on the series' axis
+    phase: str  # "prefill" or "run"
+    reason: str
+    hosts_active: int  # the hosts left
+
+    @property
+    def measured(self) -> bool:
+        return self.phase == "run"
 
 
 class FioRunBase(abc.ABC):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import abc
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ from assay.platforms.base import Platform
 from assay.postgres.sidecar import fio_specs
 from assay.results.rundir import RunDir
 from assay.run_options import RunOptions
-from assay.runners.base import FioRun
+from assay.runners.base import FioRun, HostLoss
 
 
 class Session(abc.ABC):
@@ -83,6 +83,15 @@ class Session(abc.ABC):
     @property
     def watch(self) -> HostWatch | None:
         """The hosts as they report (host_fail confirms a loss with it)."""
+        return None
+
+    def route_losses(self, route: Callable[[HostLoss], None]) -> None:
+        """Where a lost host is reported (the engine's timeline and schedule); one host is
+        never lost: its run ends."""
+        return None
+
+    def reschedule(self, host: str, t: float) -> None:
+        """From `t` on, the schedule is the hosts' still active."""
         return None
 
     def graded_plan(self) -> Plan:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ from assay.results.rundir import RunDir
 from assay.run_options import signals_held
 from assay.runinfo import initial_record
 from assay.runners import LocalRunner
-from assay.runners.base import FioRun
+from assay.runners.base import FioRun, HostLoss
 from assay.runners.ssh import ssh_runner
 from assay.sessions.base import Session
 
@@ -89,6 +89,14 @@ class HostsSession(Session):
     def close(self) -> None:
         if self.group:
             self.group.close()
+
+    def route_losses(self, route: Callable[[HostLoss], None]) -> None:
+        assert self.group
+        self.group.on_loss = route
+
+    def reschedule(self, host: str, t: float) -> None:
+        assert self.group
+        self.group.reschedule(host, t)
 
     def specs(self) -> list[ComponentSpec]:
         """A lost host's share leaves the schedule (RunnerGroup.reschedule)."""
