@@ -31,6 +31,10 @@ class HostWatch(Protocol):
         """Seconds since the host last reported."""
         ...
 
+    def rejoin(self, host: str) -> str:
+        """A recovered host back into the load (host_recover): what restarted, or ""."""
+        ...
+
 
 class Stopped(Exception):
     """The run ended while the step was still going."""

@@ -33,6 +33,5 @@ def requires(p: Params) -> set[str]:
 
 def run(p: Params, ctx: ActionContext) -> str:
     done = hostpower.perform("recover", p.host, p.run, ctx)
-    rejoin = getattr(getattr(ctx.watch, "failover", None), "rejoin", None)
-    back = rejoin(str(ctx.details.get("host", p.host))) if rejoin is not None else ""
+    back = ctx.watch.rejoin(str(ctx.details.get("host", p.host))) if ctx.watch else ""
     return "\n".join(x for x in (done, back) if x)

@@ -176,6 +176,9 @@ class RunnerGroup:
     # -- the hosts as they report (actions.context.HostWatch) -----------------------------
     loss_s = LOSS_S + PROBE_S  # the longest a cut host goes undetected after its last dump
 
+    def rejoin(self, host: str) -> str:
+        return self.failover.rejoin(host)
+
     def is_lost(self, host: str) -> bool:
         return host in self.lost
 
