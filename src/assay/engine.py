@@ -103,9 +103,9 @@ class Engine:
         sampler = Sampler(session.specs(), warmup_s=plan.warmup)
         live = LiveVerdict(plan.thresholds, plan.components, plan.warmup, plan.total_seconds,
                            total=tally(plan).total)
-        timeline = (self.opt.timeline or default_timeline)(
-            plan, self.platform, rd, Reach(session.blkio, session.watch, session.databases(),
-                                    session.verifier()))
+        # what the steps act on: fio's blkio groups, the hosts, the running participants
+        reach = Reach(session.blkio, session.watch, session.databases(), session.verifier())
+        timeline = (self.opt.timeline or default_timeline)(plan, self.platform, rd, reach)
         if self.opt.watcher:
             self.opt.watcher.opened(rd.path, live)
         rd.event("load", outcome="started")
