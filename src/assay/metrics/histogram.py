@@ -23,7 +23,9 @@ class Histogram:
 
     @classmethod
     def from_fio(cls, bins: Mapping[str, int]) -> Histogram:
-        return cls({int(k): int(v) for k, v in bins.items()})
+        out = cls()  # one pass: every host's every job, every second, comes through here
+        out.bins = {int(k): int(v) for k, v in bins.items() if v}
+        return out
 
     @classmethod
     def merged(cls, hists: Iterable[Histogram]) -> Histogram:
