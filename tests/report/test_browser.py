@@ -356,3 +356,16 @@ def test_integrity_passes_and_offsets_are_shown(tmp_path: Path, open_report: Any
     assert "final: data files (fio's verify headers, Jetstress' checksum pass): 7,680 of " \
         "7,680 blocks in 4 files, 1 corrupt, 0 unreadable" in text
     assert "final: db data db.data.1.dat at 24576 (data checksum)" in text
+
+
+def test_a_line_is_not_drawn_across_seconds_nobody_measured(tmp_path: Path,
+                                                           open_report: Any) -> None:
+    """A host whose IO froze sends no dump: the merged series has no second there, and its
+    line stops at the gap rather than joining the values either side; a missing value, or a
+    second or two late, as before."""
+    o = open_report(write_report(copy_run(tmp_path)))
+    runs = o.page.evaluate("([xs, ys]) => AssayCharts.segments(xs, ys, false)",
+                           [[0, 1, 2, 3, 4, 9, 10, 11, 13, 14], [1, 2, 3, None, 5, 6, 7, 8, 9, 1]])
+    assert runs == [[0, 1, 2], [4], [5, 6, 7, 8, 9]]
+    # on a log axis a zero is not drawn either
+    assert o.page.evaluate("AssayCharts.segments([0, 1, 2], [1, 0, 3], true)") == [[0], [2]]

@@ -75,6 +75,24 @@ var AssayCharts = (function () {
     while (hi - lo > 1) { var mid = (lo + hi) >> 1; if (xs[mid] < x) lo = mid; else hi = mid; }
     return Math.abs(xs[lo] - x) <= Math.abs(xs[hi] - x) ? lo : hi;
   }
+  // the runs of points a line joins: a missing value, or a step in time far wider than the
+  // series' own (no sample there: a host's IO froze), lifts the pen; a line across it would
+  // draw values nobody measured
+  function segments(xs, ys, log) {
+    var steps = [];
+    for (var i = 1; i < xs.length && steps.length < 64; i++) steps.push(xs[i] - xs[i - 1]);
+    steps.sort(function (a, b) { return a - b; });
+    var step = steps.length ? steps[Math.floor(steps.length / 2)] : 0;
+    var out = [], run = null;
+    for (var j = 0; j < xs.length; j++) {
+      var v = ys[j];
+      if (v === null || v === undefined || (log && v <= 0)) { run = null; continue; }
+      if (run && step > 0 && xs[j] - xs[run[run.length - 1]] > 2.5 * step) run = null;
+      if (!run) { run = []; out.push(run); }
+      run.push(j);
+    }
+    return out;
+  }
   function swatch(color, dash) {
     var c = document.createElement("canvas");
     c.width = 22; c.height = 10; c.className = "swatch-line";
@@ -289,13 +307,12 @@ var AssayCharts = (function () {
       var it = self.byKey[s.key] || {};
       ctx.strokeStyle = it.color || "#333"; ctx.setLineDash(it.dash || []);
       ctx.beginPath();
-      var pen = false, n = s.x.length;
-      for (var i = 0; i < n; i++) {
-        var v = s.y[i];
-        if (v === null || (log && v <= 0)) { pen = false; continue; }
-        var x = sx(s.x[i]), y = sy(v);
-        if (pen) ctx.lineTo(x, y); else { ctx.moveTo(x, y); pen = true; }
-      }
+      segments(s.x, s.y, log).forEach(function (run) {
+        run.forEach(function (i, k) {
+          var x = sx(s.x[i]), y = sy(s.y[i]);
+          if (k) ctx.lineTo(x, y); else ctx.moveTo(x, y);
+        });
+      });
       ctx.stroke();
     });
     ctx.restore();
@@ -410,6 +427,6 @@ var AssayCharts = (function () {
   return {
     PALETTE: PALETTE, DASHES: DASHES, Group: Group, Chart: Chart, el: el,
     fmtTime: fmtTime, fmtNum: fmtNum, fmtMs: fmtMs, nines: nines, ninesTicks: ninesTicks,
-    ninesFmt: ninesFmt, swatch: swatch
+    ninesFmt: ninesFmt, swatch: swatch, segments: segments
   };
 })();
