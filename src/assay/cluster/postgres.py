@@ -34,7 +34,8 @@ from assay.plan.instances import host_dir
 from assay.postgres.dataset import SCRIPTS, tpcc_file
 from assay.postgres.hostrows import Names, Row, Seconds, merge, rates
 from assay.postgres.hostspec import Hosts, Remote, check_host, host_spec, lost
-from assay.postgres.sidecar import IdleRun, caching
+from assay.postgres.load import caching
+from assay.postgres.sidecar import IdleRun
 from assay.results.rundir import RunDir
 from assay.workloads.postgres import Params
 
