@@ -21,9 +21,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
-from assay.cluster.failover import Failover, ran_ms
+from assay.cluster.failover import Failover
 from assay.cluster.hostseries import HostSeries
 from assay.cluster.liveness import PROBE_S, Liveness
+from assay.cluster.rider import ran_ms
 from assay.plan import RUN_JOB, Plan
 from assay.results.rundir import RunDir
 from assay.runners.base import Document, FioRun, FioRunBase, Runner
