@@ -24,10 +24,8 @@ from assay.postgres.cluster import account, bindir
 from assay.postgres.load import PostgresLoad
 from assay.runners.base import FioRunBase
 from assay.scenario.models import ResolvedScenario
-from assay.scenario.units import format_size
 from assay.workloads.postgres import Params
 
-KIND = "postgres"
 STATE = "postgres"  # run directory sub-directory: per workload, its cluster's state and logs
 
 
@@ -163,10 +161,3 @@ class IdleRun(FioRunBase):
 
     def stderr_tail(self, lines: int = 5) -> str:
         return ""
-
-
-def describe(info: dict[str, Any]) -> str:
-    """One line per database for the console."""
-    return "; ".join(f"{n}: {i.get('driver')} size {i.get('size')}, dataset "
-                     f"{format_size(i.get('dataset', {}).get('database_bytes', 0))}"
-                     for n, i in info.items())
