@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from assay.postgres.leftovers import clean
-from assay.postgres.sidecar import MIN_SHARED_BUFFERS, caching, settings
+from assay.postgres.load import MIN_SHARED_BUFFERS, caching, settings
 from assay.workloads.postgres import Params
 
 

@@ -24,7 +24,8 @@ from assay.exitcodes import UserError
 from assay.fio import rawout
 from assay.platforms.labcluster import Cluster
 from assay.runners import Runner
-from assay.runners.ssh import MARK, SshRunner, ssh_runner
+from assay.runners.ssh import SshRunner, ssh_runner
+from assay.runners.sshsessions import MARK
 from tests.conftest import needs_fio
 from tests.runners.test_local import JOB
 from tests.sshlab import cluster, hosts_of, needs_netns  # noqa: F401

@@ -46,7 +46,7 @@ class HostSeries:
         self.add(host, sampler.feed(doc))
 
     def add(self, host: str, samples: list[Sample]) -> None:
-        """A host's samples, from its fio or another participant (cluster/postgres.py)."""
+        """A host's samples, from its fio or another participant (cluster/postgresrows.py)."""
         if not samples:
             return
         records = [{"host": host, **s.record()} for s in samples]

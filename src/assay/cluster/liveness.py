@@ -11,6 +11,7 @@ run.json `cluster.late`). A host cut off the network answers nothing, so a cut i
 within LOSS_S + PROBE_S (3.5 s) of its last heartbeat, and a busy machine loses no host.
 A host that answers but whose fio sends nothing for STALL_S is lost too (fio hung).
 Runners of recorded output (no clock measured: not a real host) are lost without a probe.
+A host whose fio ended badly (fio or its SSH session died) is lost too: `ended_why` says why.
 """
 
 from __future__ import annotations
@@ -96,3 +97,13 @@ class Liveness:
         self.probing.discard(host)
         if ok:
             self.answered[host] = time.monotonic()
+
+
+def ended_why(run: FioRun, rc: int) -> str:
+    """Why a host's fio ended badly: its SSH session ended (ssh's 255, no status from the
+    host), or fio's own status, with the last lines it (or ssh) wrote."""
+    tail = run.stderr_tail(2)
+    if run.session_ended:
+        return "the SSH session ended (ssh exit status 255: connection lost or host " \
+               "down) before the host reported fio's end" + (f": {tail}" if tail else "")
+    return f"fio ended with status {rc}" + (f": {tail}" if tail else "")

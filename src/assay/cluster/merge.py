@@ -4,11 +4,10 @@ The merged dumps carry every host's jobs, in host order, so the engine's Sampler
 hosts' counts and histogram bins exactly as it adds numjobs clones: cluster percentiles come
 from the merged histograms. Each host also has its own series (cluster/hostseries.py).
 
-A host is lost when its fio ends badly (fio or its SSH session died) or when it goes quiet
-while another host is heard and does not answer a probe (cluster/liveness.py): the loss is
-a timeline event, the host's last dump stays in every merged dump after it (its counters
-stop: its data up to the loss is kept and it adds nothing after), and the other hosts go on.
-`cluster.ndjson` labels every merged second with the hosts still active.
+A lost host (cluster/liveness.py says when, and why) is a timeline event: its last dump stays
+in every merged dump after it (its counters stop: its data up to the loss is kept and it adds
+nothing after), and the other hosts go on. `cluster.ndjson` labels every merged second with
+the hosts still active.
 """
 
 from __future__ import annotations
@@ -21,9 +20,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
-from assay.cluster.failover import Failover, ran_ms
+from assay.cluster.failover import Failover
 from assay.cluster.hostseries import HostSeries
-from assay.cluster.liveness import PROBE_S, Liveness
+from assay.cluster.liveness import PROBE_S, Liveness, ended_why
+from assay.cluster.rider import ran_ms
 from assay.plan import RUN_JOB, Plan
 from assay.results.rundir import RunDir
 from assay.runners.base import Document, FioRun, FioRunBase, HostLoss, Runner
@@ -286,16 +286,6 @@ class ClusterRun(FioRunBase):
             parts.insert(0, "every host was lost: " + "; ".join(
                 f"{h} ({v['reason']})" for h, v in self.group.lost.items()))
         return "\n".join(parts)
-
-
-def ended_why(run: FioRun, rc: int) -> str:
-    """Why a host's fio ended badly: its SSH session ended (ssh's 255, no status from the
-    host), or fio's own status, with the last lines it (or ssh) wrote."""
-    tail = run.stderr_tail(2)
-    if run.session_ended:
-        return "the SSH session ended (ssh exit status 255: connection lost or host " \
-               "down) before the host reported fio's end" + (f": {tail}" if tail else "")
-    return f"fio ended with status {rc}" + (f": {tail}" if tail else "")
 
 
 def call_quietly(close: Callable[[], None]) -> None:

@@ -8,7 +8,7 @@ small row a second (counts and latency buckets, agent/pgfold.py) and removes the
 its copy at the end, or at once when the session ends (assay killed). This class is the
 engine's `Sidecars` for a cluster run: the rows of every host go into the host's own series
 (graded by `each_host.`) and, added up second by second, into the merged series
-(postgres/hostrows.py).
+(cluster/postgresrows.py reads them).
 
 A database that stops sending on a live host, or whose host is lost, is lost: a timeline
 event and a failed check of that host ("its database ran to the end"), never a pass.
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import queue
 import subprocess
 import threading
 import time
@@ -27,14 +26,15 @@ from typing import Any
 
 from rich.console import Console
 
+from assay.cluster.postgresrows import DatabaseRows
 from assay.exitcodes import RunAborted, UserError
 from assay.metrics.sampler import Sample
 from assay.plan import Plan
 from assay.plan.instances import host_dir
 from assay.postgres.dataset import SCRIPTS, tpcc_file
-from assay.postgres.hostrows import Names, Row, Seconds, merge, rates
-from assay.postgres.hostspec import Hosts, Remote, check_host, host_spec, lost
-from assay.postgres.sidecar import IdleRun, caching
+from assay.postgres.hostspec import Hosts, Remote, check_host, host_spec
+from assay.postgres.load import caching
+from assay.postgres.sidecar import IdleRun
 from assay.results.rundir import RunDir
 from assay.workloads.postgres import Params
 
@@ -51,15 +51,9 @@ class HostDatabases:
         self.params = {n: w for n, w in plan.resolved.workloads.items() if isinstance(w, Params)}
         self.remotes = [Remote(h, n) for h, hp in plan.cluster.hosts.items()
                         for n in self.params if n in hp.instances]
-        self.seconds = {n: Seconds(r.host for r in self.remotes if r.name == n)
-                        for n in self.params}
-        self.names = {n: Names(n, list(SCRIPTS) if p.driver == "tpcc" else [], bool(p.rate))
-                      for n, p in self.params.items()}
-        self.t0: float | None = None  # pgbench's start instant, on this machine's clock
-        self.origin: float | None = None
+        self.rows = DatabaseRows(plan, group, rd, self.remotes, self.params)  # what they send
         self._warnings: list[str] = []
         self.databases: dict[str, Any] = {}  # for actions: none reaches a host's yet
-        self._axis = False  # the run's time axis is known (poll)
 
     @classmethod
     def open(cls, plan: Plan, group: Hosts, rd: RunDir) -> HostDatabases | None:
@@ -162,7 +156,7 @@ class HostDatabases:
         began = time.monotonic()
         with ThreadPoolExecutor(max_workers=min(16, len(hosts) or 1)) as pool:
             list(pool.map(self._go, hosts, [t0] * len(hosts)))
-        self.t0 = self.group.instant = t0
+        self.rows.t0 = self.group.instant = t0
         self.rd.event("postgres", outcome="started", t0=round(t0, 3),
                       start_files_s=round(time.monotonic() - began, 3),
                       late=time.time() > t0)
@@ -179,78 +173,19 @@ class HostDatabases:
 
     def poll(self, now: float, origin: float, final: bool = False) -> list[Sample]:
         """The merged seconds complete so far; each host's own go to its series."""
-        for r in self.remotes:
-            self._drain(r)
-        # the axis starts with fio's jobs, known once the engine has read their first dump:
-        # the call after the one that first saw a merged dump
-        run = self.group.current
-        ready, self._axis = self._axis, run is None or not run.measured or \
-            run.last_doc is not None
-        if not ready and not final:
-            return []
-        self.origin = origin
-        out: list[Sample] = []
-        for name, seconds in self.seconds.items():
-            for k, rows in seconds.ready(final):
-                out += self._second(name, k, rows)
-        return out
-
-    def _drain(self, r: Remote) -> None:
-        while True:
-            try:
-                row = r.rows.get_nowait()
-            except queue.Empty:
-                break
-            if "s" in row:
-                self.seconds[r.name].add(r.host, int(row["s"]), row.get("streams") or {})
-            elif "started" in row:
-                r.info.update({k: row[k] for k in ("late_ms", "pgbench")})
-            elif "end" in row:
-                r.info["transactions"] = row["end"]
-                r.ended = True
-                self.seconds[r.name].close(r.host)
-            elif "removed" in row:
-                r.info["removed"] = True
-            elif "error" in row or "gone" in row:
-                self._lose(r, row.get("error") or f"its agent ended: {row['gone'] or '?'}")
-        if not r.ended and self.t0 is not None and self.group.is_lost(r.host):
-            self._lose(r, f"its host was lost ({self.group.lost[r.host]['reason']})")
-
-    def _lose(self, r: Remote, why: str) -> None:
-        if r.ended or r.lost or self.t0 is None:  # before the load: prepare() says why
-            r.ended = True
-            return
-        r.lost, r.ended = why, True
-        self.seconds[r.name].close(r.host)
-        t = round(self.seconds[r.name].next + 1.0, 3)
-        r.info["lost_at_s"] = t
-        self.rd.event("database_lost", host=r.host, workload=r.name, t=t, reason=why)
-        self.group.series.failures.setdefault(r.host, []).append(lost(r.host, r.name, t, why))
-
-    def _second(self, name: str, k: int, rows: dict[str, Row]) -> list[Sample]:
-        assert self.plan.cluster is not None and self.t0 is not None and self.origin
-        t = round(self.t0 + k + 1 - self.origin, 3)
-        if t <= 0:  # a second before the run's axis starts (fio's jobs): not measured
-            return []
-        phase = "warmup" if t - 0.5 < self.plan.warmup else "run"
-        merged = {s.component: s for s in self.group.specs}
-        for host, row in rows.items():
-            own = {s.component: s for s in self.plan.cluster.hosts[host].specs}
-            self.group.series.add(host, self.names[name].samples(row, t, phase,
-                                                                 rates(own, t)))
-        return self.names[name].samples(merge(rows.values()), t, phase, rates(merged, t))
+        return self.rows.poll(now, origin, final)
 
     def finish(self, now: float, timeout: float = END_GRACE_S) -> list[Sample]:
         """Wait for every pgbench to end (its -T ends with the run), then the last seconds."""
         end = time.monotonic() + timeout
         while any(not r.ended for r in self.remotes) and time.monotonic() < end:
             for r in self.remotes:
-                self._drain(r)
+                self.rows.drain(r)
             time.sleep(0.1)
         for r in self.remotes:
             if not r.ended:
-                self._lose(r, f"pgbench did not end within {timeout:g}s of the run's end")
-        return self.poll(now, self.origin or now, final=True)
+                self.rows.lose(r, f"pgbench did not end within {timeout:g}s of the run's end")
+        return self.poll(now, self.rows.origin or now, final=True)
 
     def stop(self) -> list[Sample]:
         """End every pgbench now (the run stops early); the seconds it measured."""
@@ -258,9 +193,9 @@ class HostDatabases:
         end = time.monotonic() + 10
         while any(not r.ended for r in self.remotes) and time.monotonic() < end:
             for r in self.remotes:
-                self._drain(r)
+                self.rows.drain(r)
             time.sleep(0.1)
-        return self.poll(time.time(), self.origin, final=True) if self.origin else []
+        return self.poll(time.time(), self.rows.origin, final=True) if self.rows.origin else []
 
     def _signal(self, what: str) -> None:
         def put(r: Remote) -> None:
@@ -293,7 +228,7 @@ class HostDatabases:
                 except subprocess.TimeoutExpired:
                     r.proc.kill()
                     r.proc.wait()
-            self._drain(r)
+            self.rows.drain(r)
         return self.info()
 
     def running(self) -> bool:

@@ -16,7 +16,8 @@ from assay.plan import load
 from assay.plan.instances import host_dir
 from assay.postgres.hostspec import check_host
 from assay.runners import agent
-from assay.runners.ssh import SshRunner, remove_leftovers
+from assay.runners.ssh import SshRunner
+from assay.runners.sshsessions import remove_leftovers
 from assay.workloads.postgres import Params
 
 

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from assay.metrics.sampler import ComponentSpec, Sample
 from assay.postgres.dataset import SCRIPTS, tpcc_file
-from assay.postgres.sidecar import settings
+from assay.postgres.load import settings
 from assay.runners import agent
 from assay.runners.base import Runner
 from assay.thresholds.evaluate import Result
@@ -132,7 +132,7 @@ def host_spec(name: str, p: Params, base: str, bindir: str | None, fresh: bool,
 
 
 def pgbench_options(p: Params) -> list[str]:
-    """pgbench's options on the host (postgres/sidecar.py's, with the host's paths)."""
+    """pgbench's options on the host (postgres/load.py's, with the host's paths)."""
     out = ["-n", "-c", str(p.clients), "-j", str(p.threads), "-l", "--log-prefix=tx"]
     if p.rate:
         out += ["-R", f"{p.rate:g}"]

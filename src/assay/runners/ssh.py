@@ -4,13 +4,10 @@
     factory = functools.partial(ssh_runner, inventory.load("inventory.ini"))
 
 Job files are kept in the run directory here and, byte for byte, in a remote run directory
-on the host (`$TMPDIR/assay-<run id>.XXXXXXXX`, made with mktemp), where fio runs and writes
-its logs. That directory belongs to a session-bound remote command: it is removed when the
-runner is closed, and also when this process dies (SIGKILL included), since the session
-then ends. Close the runner (`close()`, or use it as a context manager) at the end of a run.
-A lost host's directory (`abandon()`) is removed if the host answers by then; else, as any
-directory whose session died without removing it (the host restarted), `assay clean --hosts`
-removes it (remove_leftovers): a mark in it names the shell holding it.
+on the host, where fio runs and writes its logs. That directory is held by a session-bound
+shell (runners/sshsessions.py): it is removed when the runner is closed, and also when this
+process dies. Close the runner (`close()`, or use it as a context manager) at the end of a
+run; a lost host's directory (`abandon()`) is removed if the host answers by then.
 
 Time: `clock()` is this machine's clock plus the host's measured offset (the midpoint of the
 fastest of a few round trips), so an instant means the same moment on every host; `start`
@@ -36,30 +33,11 @@ from assay.hosts.ssh import SshError, SshHost
 from assay.runners import agent
 from assay.runners.base import CommandResult, Powers
 from assay.runners.sshfio import START, SshFioRun
+from assay.runners.sshsessions import Echo, end_session, hold_run_dir, last_line
 
 VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 SAFE = re.compile(r"[^A-Za-z0-9_.-]")
 LOG = re.compile(r"^[^/\n]*_lat\.[^/\n]*\.log$")
-MARK = ".assay-run"  # in a remote run directory: "<pid of the shell holding it> <boot id>"
-BOOT_ID = "$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)"
-# $1 a name for the directory; prints the directory made; removes it when the session ends
-ANCHOR = (
-    'd=$(mktemp -d "${TMPDIR:-/tmp}/assay-$1.XXXXXXXX") || exit 1; '
-    f'echo "$$ {BOOT_ID}" > "$d/{MARK}"; '
-    'trap \'rm -rf -- "$d"; exit 0\' TERM INT HUP; echo "$d"; '
-    'while :; do sleep 3600 >/dev/null 2>&1 & wait $!; done'
-)
-# Run directories whose holder is gone without removing them (the host lost, restarted, or
-# its shell killed): ours by name, owner and mark, and no longer held (the mark's pid dead,
-# or from another boot). Removed; each printed.
-LEFTOVERS = (
-    f'b={BOOT_ID}; for d in "${{TMPDIR:-/tmp}}"/assay-*.????????; do '
-    f'[ -d "$d" ] && [ ! -L "$d" ] && [ -O "$d" ] && [ -f "$d/{MARK}" ] || continue; '
-    f'read -r p s < "$d/{MARK}" || continue; '
-    'case $p in ""|*[!0-9]*) continue;; esac; '
-    '[ "$s" = "$b" ] && kill -0 "$p" 2>/dev/null && continue; '
-    'rm -rf -- "$d" && printf "%s\\n" "$d"; done; :'
-)
 # $1 the target directory, then its sub-directories: made, and written to for real
 PREPARE = (
     'd=$1; shift; mkdir -p -- "$d" || exit 3; '
@@ -67,7 +45,6 @@ PREPARE = (
     'for s; do mkdir -p -- "$d/$s" || exit 3; done'
 )
 BACK_S = 1.0  # how long a lost host has to answer at the end before its directory is left
-ECHO = 'while read -r l; do echo "$l"; done'  # ping: each line back, nothing spawned
 LIST_LOGS = 'cd -- "$1" && for f in *_lat.*.log; do [ -f "$f" ] && printf "%s\\n" "$f"; done; :'
 
 
@@ -88,7 +65,7 @@ class SshRunner:
         self._anchor: subprocess.Popen[bytes] | None = None
         self._remote: str | None = None
         self._runs: list[SshFioRun] = []
-        self._echo: subprocess.Popen[bytes] | None = None  # ping's session
+        self._echo = Echo(self.ssh)  # ping's session
         self._agent = False  # the agent's archive is in the remote directory
         self._procs: str | None = None  # the host's blkio cgroup.procs fio joins (confine)
 
@@ -136,16 +113,7 @@ class SshRunner:
     def remote_dir(self) -> str:
         """The run's directory on the host (made at first use, removed by close())."""
         if self._remote is None:
-            proc = self.ssh.popen(["sh", "-c", ANCHOR, "assay-anchor", self.run_id],
-                                  start_new_session=True)
-            assert proc.stdout is not None
-            line = proc.stdout.readline().decode("utf-8", errors="replace").strip()
-            if not line.startswith("/"):
-                err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-                _end(proc)
-                raise UserError(f"{self.host}: cannot make a run directory there (mktemp in "
-                                f"$TMPDIR or /tmp): {_last(err)}")
-            self._anchor, self._remote = proc, line
+            self._anchor, self._remote = hold_run_dir(self.ssh, self.host, self.run_id)
         return self._remote
 
     def prepare(self, directory: Path, subdirs: Sequence[str]) -> None:
@@ -153,7 +121,7 @@ class SshRunner:
                       *[str(s) for s in subdirs]])
         if r.returncode != 0:
             raise UserError(f"{self.host}: cannot write to the target {directory} there "
-                            f"(user {self.spec.user or 'default'}): {_last(r.stderr)}")
+                            f"(user {self.spec.user or 'default'}): {last_line(r.stderr)}")
 
     def write_job(self, name: str, text: str) -> Path:
         _plain(name)
@@ -170,7 +138,7 @@ class SshRunner:
                               input=data, capture_output=True, timeout=60, check=False)
         if proc.returncode != 0:
             raise UserError(f"{self.host}: cannot write {remote}: "
-                            f"{_last(proc.stderr.decode(errors='replace'))}")
+                            f"{last_line(proc.stderr.decode(errors='replace'))}")
 
     @property
     def python(self) -> str:
@@ -217,7 +185,7 @@ class SshRunner:
         """fio's per-IO total latency logs (not clat/slat), copied into the run directory."""
         listing = self.run(["sh", "-c", LIST_LOGS, "assay-logs", self.remote_dir])
         if listing.returncode != 0:
-            raise SshError(f"{self.host}: cannot list fio's logs: {_last(listing.stderr)}")
+            raise SshError(f"{self.host}: cannot list fio's logs: {last_line(listing.stderr)}")
         out = []
         for name in sorted(n for n in listing.stdout.splitlines() if LOG.match(n)):
             local = self.workdir / name
@@ -227,7 +195,7 @@ class SshRunner:
                                       stderr=subprocess.PIPE, timeout=3600, check=False)
             if proc.returncode != 0:
                 raise SshError(f"{self.host}: cannot copy {name}: "
-                               f"{_last(proc.stderr.decode(errors='replace'))}")
+                               f"{last_line(proc.stderr.decode(errors='replace'))}")
             out.append(local)
         return out
 
@@ -236,14 +204,14 @@ class SshRunner:
 
     def close(self) -> None:
         """Stop what still runs there, remove the remote run directory, end the connection."""
-        self._end_echo()
+        self._echo.end()
         for run in self._runs:
             if run.running:
                 run.stop(grace=5)
             run.wait()
         self._runs.clear()
         if self._anchor is not None:
-            _end(self._anchor)
+            end_session(self._anchor)
             self._anchor = None
             self._remote = None
             self._agent = False
@@ -252,7 +220,7 @@ class SshRunner:
 
     def abandon(self) -> None:
         """close() for a host that is gone: our ssh processes end, nothing is asked of it."""
-        self._end_echo()
+        self._echo.end()
         for run in self._runs:
             run.abandon()
         self._runs.clear()
@@ -274,39 +242,13 @@ class SshRunner:
         A host still gone keeps it for `assay clean --hosts`: a second's wait, no more."""
         if self.ping(BACK_S):
             self.run(["rm", "-rf", "--", where], timeout=10)
-        self._end_echo()
-
-    def _end_echo(self) -> None:
-        if self._echo is not None:
-            self._echo.kill()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self._echo.wait(timeout=5)
-            self._echo = None
+        self._echo.end()
 
     def ping(self, timeout: float) -> bool:
         """Does the host answer, within `timeout`? A line sent down a session kept open for
         this (a shell echoing it back, nothing spawned per ping): cheap on a busy machine,
         and a cut link answers nothing. One ping at a time."""
-        import select
-
-        try:
-            if self._echo is None or self._echo.poll() is not None:
-                self.ssh.connect()  # the shell reads our stdin: it ends when we close it
-                self._echo = subprocess.Popen(self.ssh.argv(["sh", "-c", ECHO]),
-                                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                              stderr=subprocess.DEVNULL, start_new_session=True)
-            assert self._echo.stdin is not None and self._echo.stdout is not None
-            self._echo.stdin.write(b"p\n")
-            self._echo.stdin.flush()
-            ready, _, _ = select.select([self._echo.stdout], [], [], timeout)
-            if ready and self._echo.stdout.readline():
-                return True
-        except (OSError, SshError):
-            pass
-        if self._echo is not None:  # no answer: that session is no use any more
-            self._echo.kill()
-            self._echo = None
-        return False
+        return self._echo.ping(timeout)
 
     def _in_dir(self, *argv: str) -> list[str]:
         return ["sh", "-c", 'cd -- "$1" && shift && exec "$@"', "assay-cd", self.remote_dir,
@@ -323,16 +265,6 @@ def ssh_runner(hosts: Mapping[str, Host] | Sequence[Host], name: str, workdir: P
     return SshRunner(by_name[name], workdir, **options)
 
 
-def remove_leftovers(ssh: SshHost) -> list[str]:
-    """The host's run directories that outlived their run (LEFTOVERS), removed; SshError
-    when the host cannot be asked."""
-    r = ssh.run(["sh", "-c", LEFTOVERS, "assay-leftovers"])
-    if r.returncode != 0:
-        raise SshError(f"{ssh.name}: cannot look for leftover run directories: "
-                       f"{_last(r.stderr)}")
-    return [ln for ln in r.stdout.splitlines() if ln]
-
-
 def _env(env: Mapping[str, str]) -> list[str]:
     """`env NAME=value ...`: the job file's variables, for the remote command."""
     for key in env:
@@ -345,24 +277,3 @@ def _plain(name: str) -> str:
     if not name or "/" in name or name.startswith((".", "-")) or "\n" in name:
         raise ValueError(f"a job file name, not a path: {name!r}")
     return name
-
-
-def _last(text: str) -> str:
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    return lines[-1] if lines else "no message"
-
-
-def _end(proc: subprocess.Popen[bytes]) -> None:
-    """End a session-bound command: close its stdin (the host ends it), then wait."""
-    if proc.stdin is not None:
-        with contextlib.suppress(OSError):
-            proc.stdin.close()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-    for stream in (proc.stdout, proc.stderr):
-        if stream is not None:
-            stream.close()
-

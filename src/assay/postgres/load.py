@@ -1,0 +1,212 @@
+"""One postgres workload of a run (`PostgresLoad`): its server's configuration, its working
+cluster prepared from the loaded dataset, pgbench started beside fio and checked each second,
+then stopped and removed. The run's set of them is `Sidecars` (postgres/sidecar.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from assay.exitcodes import RunAborted, UserError
+from assay.hosts.cgroup import BlkioGroup
+from assay.postgres.cluster import Cluster, bindir, kill_all, processes, reachable
+from assay.postgres.dataset import SCRIPTS, ensure_loaded, loaded_paths, tpcc_file, working_copy
+from assay.postgres.txlog import Components, TxLog
+from assay.scenario.units import format_size
+from assay.workloads.postgres import MIX, Params
+
+MIN_SHARED_BUFFERS = 16 << 20
+
+
+def settings(p: Params, dataset: int, direct: bool, backup: bool) -> dict[str, str]:
+    """The server's configuration: shared_buffers against the dataset, durable commits. With
+    no backup stream and a target that takes O_DIRECT, the WAL is written with O_DIRECT
+    (wal_level minimal + open_datasync), so a blkio throttle, which sees only direct IO under
+    cgroup v1, reaches the commits."""
+    sb = p.shared_buffers or max(MIN_SHARED_BUFFERS, int(dataset * p.cache))
+    out = {"shared_buffers": f"{sb // 1024}kB", "max_connections": str(p.clients + 10),
+           "fsync": "on", "synchronous_commit": "on", "full_page_writes": "on",
+           "log_checkpoints": "on", "max_wal_size": "1GB"}
+    if backup:
+        out.update({"wal_level": "replica", "max_wal_senders": "4"})
+    elif direct:
+        out.update({"wal_level": "minimal", "max_wal_senders": "0",
+                    "wal_sync_method": "open_datasync"})
+    out.update({k: str(v) for k, v in p.settings.items()})
+    return out
+
+
+def caching(name: str, database: int, shared_buffers: int) -> list[str]:
+    """Warnings that teach: a database its caches hold is not read from the storage."""
+    out = []
+    if shared_buffers >= database:
+        out.append(f"{name}: the database ({format_size(database)}) fits in shared_buffers "
+                   f"({format_size(shared_buffers)}): its reads never reach the storage")
+    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if database < ram / 2:
+        out.append(f"{name}: the database ({format_size(database)}) fits in the page cache "
+                   f"({format_size(ram)} RAM): reads come mostly from memory; commits (WAL) "
+                   f"and checkpoints still reach the storage")
+    return out
+
+
+@dataclass
+class PostgresLoad:
+    """One postgres workload of a run."""
+
+    name: str
+    p: Params
+    state: Path  # its directory in the run directory
+    run_id: str
+    backup: bool = False  # a pg_backup step needs replication connections
+    cluster: Cluster | None = None
+    work: Path | None = None
+    waldir: Path | None = None
+    pgbench: subprocess.Popen[bytes] | None = None
+    log: TxLog | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def prepare(self, directory: Path, fresh: bool, console: Console, direct: bool) -> None:
+        self.state.mkdir(parents=True, exist_ok=True)
+        base = directory / self.p.subdir if self.p.subdir else directory
+        base.mkdir(parents=True, exist_ok=True)
+        wal = Path(self.p.wal_path) if self.p.wal_path else None
+        for d in (base, *([wal] if wal else [])):
+            d.mkdir(parents=True, exist_ok=True)
+            problem = reachable(d)
+            if problem:
+                raise UserError(f"workload {self.name}: {problem}")
+        bins = bindir()
+        version = subprocess.run([str(bins / "postgres"), "--version"], capture_output=True,
+                                 text=True).stdout.strip()
+        dataset = ensure_loaded(self.name, self.p, base, self.state, fresh, console, version)
+        golden, _ = loaded_paths(base, self.name)
+        self.work = base / f"pg-{self.name}.run"
+        self.waldir = wal / f"pg-{self.name}.wal" if wal else None
+        self._remember()  # before any process exists: `assay clean` finds what to remove
+        working_copy(golden, self.work, self.waldir)
+        conf = settings(self.p, dataset["database_bytes"], direct, self.backup)
+        self.cluster = Cluster(self.work, self.state / "server.log")
+        self.cluster.start(conf)
+        sb = int(conf["shared_buffers"].removesuffix("kB")) * 1024
+        self.info = {"server_version": version, "driver": self.p.driver,
+                     "size": self.p.size, "clients": self.p.clients, "threads": self.p.threads,
+                     "rate": self.p.rate, "data_directory": str(self.work),
+                     "wal_directory": str(self.waldir or self.work / "pg_wal"),
+                     "settings": conf, "dataset": dataset,
+                     "cache_to_dataset": round(sb / max(dataset["database_bytes"], 1), 3)}
+        self._remember()
+        self.warnings = caching(self.name, dataset["database_bytes"], sb)
+
+    def _remember(self) -> None:
+        # whole or not at all: a later run cleaning up after a crash reads it
+        tmp = self.state / "cluster.json.tmp"
+        tmp.write_text(json.dumps(
+            {"data": str(self.work), "wal": str(self.waldir) if self.waldir else None,
+             "pid": self.cluster.pid if self.cluster else None,
+             "socket": str(self.cluster.socket_dir) if self.cluster and self.cluster.socket_dir
+             else None}, indent=1) + "\n")
+        tmp.replace(self.state / "cluster.json")
+
+    def argv(self) -> list[str]:
+        assert self.cluster is not None
+        p = self.p
+        out = [str(self.cluster.bin / "pgbench"), "-n", "-c", str(p.clients), "-j",
+               str(p.threads), "-P", "1", "-l", f"--log-prefix={self.state / 'tx'}"]
+        if p.rate:
+            out += ["-R", f"{p.rate:g}"]
+        if p.latency_limit:
+            out += [f"--latency-limit={p.latency_limit * 1000:g}"]
+        if p.tries > 1:
+            out += [f"--max-tries={p.tries}"]
+        if p.driver == "pgbench":
+            out += ["-b", p.script]
+        else:
+            out += ["-D", f"warehouses={p.size}"]
+            out += [f"-f{tpcc_file(s)}@{MIX[s]}" for s in SCRIPTS]
+        return [*out, "postgres"]
+
+    def start(self, seconds: float, group: BlkioGroup | None) -> None:
+        assert self.cluster is not None and self.work is not None
+        if group is not None:  # the postmaster's later children inherit the group
+            for pid in processes(self.work):
+                with contextlib.suppress(OSError):
+                    group.join(pid)
+        argv = [*self.argv()[:-1], "-T", str(max(1, round(seconds))), "postgres"]
+        self.info["pgbench"] = " ".join(argv)
+        streams = {i: s for i, s in enumerate(SCRIPTS)} if self.p.driver == "tpcc" else {}
+        started = time.time()
+        with open(self.state / "pgbench.txt", "ab") as out:
+            self.pgbench = subprocess.Popen(argv, env=self.cluster.env(), stdout=out,
+                                            stderr=subprocess.STDOUT, cwd=self.state,
+                                            start_new_session=True)
+        self.log = TxLog(self.state / "tx", Components(self.name, streams, self.p.rate), started)
+
+    def check(self) -> None:
+        """RunAborted when the server or pgbench died before its time."""
+        assert self.cluster is not None
+        if not self.cluster.alive():
+            server = self.cluster.server_reason()
+            raise RunAborted(f"workload {self.name}: {self.cluster.death()}"
+                             + (f"; the server: {server}" if server else ""))
+        if self.pgbench is not None and self.pgbench.poll() not in (None, 0):
+            server = self.cluster.server_reason()  # pgbench only saw its sessions fail
+            raise RunAborted(f"workload {self.name}: "
+                             + (f"the server: {server}; " if server else "")
+                             + f"pgbench exited with status {self.pgbench.returncode}: "
+                             f"{self.pgbench_tail()}")
+
+    def pgbench_tail(self, lines: int = 3) -> str:
+        with contextlib.suppress(OSError):
+            text = (self.state / "pgbench.txt").read_text(errors="replace").splitlines()
+            errors = [x for x in text if not x.startswith("progress:")]
+            return " | ".join(errors[-lines:])
+        return ""
+
+    def stop_pgbench(self) -> None:
+        """End pgbench so that it writes out its transaction logs: they are buffered (a few
+        KiB per thread, seconds of transactions) and a signal would lose them. Its server
+        sessions are ended (or the server is gone), its clients abort and it exits; SIGINT,
+        then SIGKILL, only if it does not within 5 s."""
+        if self.pgbench is None or self.pgbench.poll() is not None:
+            return
+        if self.cluster is not None and self.cluster.alive():
+            with contextlib.suppress(OSError, subprocess.SubprocessError):
+                self.cluster.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                                  "WHERE application_name = 'pgbench'", check=False, timeout=5)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.pgbench.wait(5)
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.pgbench.pid, signal.SIGINT)
+        try:
+            self.pgbench.wait(5)
+        except subprocess.TimeoutExpired:
+            self.pgbench.kill()
+            self.pgbench.wait()
+
+    def cleanup(self, keep: bool) -> None:
+        self.stop_pgbench()
+        if self.cluster is not None:
+            self.cluster.stop()
+        if self.log is not None:
+            self.info["transactions"] = self.log.totals
+        if keep or self.work is None:
+            return
+        for d in (self.work, self.waldir):
+            if d is not None:
+                kill_all(d)
+                shutil.rmtree(d, ignore_errors=True)
+        self.info["removed"] = True
