@@ -219,7 +219,12 @@ class Engine:
     def _finish(self, status: str, reason: str) -> Outcome:
         session = self.session
         rd = session.run_dir
-        session.collect(status)  # the participants' sections, all they ran ended
+        try:
+            session.collect(status)  # the participants' sections, all they ran ended
+        except Exception as e:  # noqa: BLE001 - the run still ends, with a record that says so
+            status = "aborted"
+            reason = "; ".join(x for x in (reason, f"a participant could not end: "
+                                                   f"{type(e).__name__}: {e}") if x)
         session.cleanup()
         if rd is None:  # failed before a run directory existed
             raise RunAborted(reason) if status == "aborted" else Interrupted()

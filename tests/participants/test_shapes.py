@@ -122,3 +122,27 @@ def test_a_run_cut_short_stops_its_participants_then_collects_them(
     assert out.status == "interrupted"
     assert rec["participants"]["recorder"]["calls"] == [
         "prefill", "prepare", "start", "stop", "collect interrupted"]
+
+
+class Broken(ParticipantBase):
+    name = "broken"
+
+    def __init__(self, where: Where):
+        pass
+
+    def collect(self, status: str) -> dict[str, Any] | None:
+        raise RuntimeError("its server would not stop")
+
+
+@pytest.mark.parametrize("shape", ["local", "three hosts"])
+def test_a_participant_that_cannot_end_aborts_the_run_and_the_others_still_end(
+        shape: str, tmp_path: Path, recorder: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No verdict on a run whose participant did not end (its section is missing: an integrity
+    pass not recorded would read as nothing found); the one after it is ended all the same."""
+    registered = participants.REGISTRY._registered
+    monkeypatch.setattr(participants.REGISTRY, "_registered", {
+        "broken": types.SimpleNamespace(make=Broken), **registered})
+    out, rec = run(shape, tmp_path)
+    assert out.status == "aborted" and rec["status"] == "aborted"
+    assert "a participant could not end: RuntimeError: its server would not stop" in out.reason
+    assert rec["participants"]["recorder"]["calls"][-1] == "collect done"

@@ -7,8 +7,11 @@ inventory's hosts over SSH. The engine's loop, sampler and verdict are the same 
     session.open()        every check before any IO, then the run directory and its record
     session.prefill()     the stale files written (reused when unchanged), the databases loaded
     session.start()       the measured job, on every host at one instant: one FioRun
+    session.collect(st)   each participant's run.json section, all it ran ended
     session.close()       nothing of the run left running anywhere
-    session.cleanup()     the run's services gone (databases, lock, blkio groups, target)
+    session.cleanup()     the lock, the blkio groups, a temporary target: gone
+
+Beside fio run the session's participants (participants/), driven by the engine.
 """
 
 from __future__ import annotations
@@ -144,9 +147,16 @@ class Session(abc.ABC):
 
     def collect(self, status: str) -> None:
         """Each participant's run.json section, everything it ran ended (before the clean-up,
-        which may remove a temporary target its files are on)."""
+        which may remove a temporary target its files are on). Every participant is ended
+        whatever another one does; the first failure is raised after."""
+        failed: Exception | None = None
         for p in self.participants:
-            self._section(p, p.collect(status))
+            try:
+                self._section(p, p.collect(status))
+            except Exception as e:  # noqa: BLE001 - re-raised once the others are ended
+                failed = failed or e
+        if failed is not None:
+            raise failed
 
     def release(self) -> None:
         """The target's lock, where the session holds one."""
