@@ -28,8 +28,11 @@ def test_a_killed_run_is_crashed_with_its_last_second_and_stays_readable(tmp_pat
     scenario = tmp_path / "s.yaml"
     scenario.write_text(SMALL)
     env = {**os.environ, "ASSAY_RESULTS": str(results)}
+    target = tmp_path / "target"  # a killed assay cannot remove a temporary one: ours
+    target.mkdir()
     p = subprocess.Popen([sys.executable, "-c", KILLABLE, "run", str(scenario), "--duration",
-                          "60s"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                          "60s", "--path", str(target)], env=env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
     run_dir = None
     try:
         end = time.time() + 90
