@@ -16,12 +16,12 @@ from typing import Any, Protocol
 
 from assay.metrics.sampler import ComponentSpec, Sample
 from assay.postgres.dataset import SCRIPTS, tpcc_file
-from assay.postgres.load import settings
+from assay.postgres.load import pgbench_options, settings
 from assay.runners import agent
 from assay.runners.base import Runner
 from assay.thresholds.evaluate import Result
 from assay.thresholds.grammar import Threshold
-from assay.workloads.postgres import MIX, Params
+from assay.workloads.postgres import Params
 
 
 class HostRows(Protocol):
@@ -127,23 +127,10 @@ def host_spec(name: str, p: Params, base: str, bindir: str | None, fresh: bool,
             "driver": p.driver, "size": p.size, "schema": "tpcc-schema.sql", "fresh": fresh,
             "key": hashlib.sha256(f"{p.driver} {p.size}".encode() + schema).hexdigest(),
             "settings": conf, "shared_buffers": p.shared_buffers, "cache": p.cache,
-            "pgbench": pgbench_options(p), "rate": p.rate, "wait_s": WAIT_S,
+            # the agent runs pgbench in the host's run directory, the scripts one up
+            "pgbench": pgbench_options(p, "tx", lambda s: f"../tpcc-{s}.sql"),
+            "rate": p.rate, "wait_s": WAIT_S,
             "streams": {str(i): s for i, s in enumerate(SCRIPTS)} if p.driver == "tpcc" else {}}
-
-
-def pgbench_options(p: Params) -> list[str]:
-    """pgbench's options on the host (postgres/load.py's, with the host's paths)."""
-    out = ["-n", "-c", str(p.clients), "-j", str(p.threads), "-l", "--log-prefix=tx"]
-    if p.rate:
-        out += ["-R", f"{p.rate:g}"]
-    if p.latency_limit:
-        out += [f"--latency-limit={p.latency_limit * 1000:g}"]
-    if p.tries > 1:
-        out += [f"--max-tries={p.tries}"]
-    if p.driver == "pgbench":
-        return [*out, "-b", p.script]
-    return [*out, "-D", f"warehouses={p.size}",
-            *[f"-f../tpcc-{s}.sql@{MIX[s]}" for s in SCRIPTS]]
 
 
 def lost(host: str, name: str, t: float, why: str) -> Result:

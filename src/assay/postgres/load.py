@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -122,21 +123,9 @@ class PostgresLoad:
 
     def argv(self) -> list[str]:
         assert self.cluster is not None
-        p = self.p
-        out = [str(self.cluster.bin / "pgbench"), "-n", "-c", str(p.clients), "-j",
-               str(p.threads), "-P", "1", "-l", f"--log-prefix={self.state / 'tx'}"]
-        if p.rate:
-            out += ["-R", f"{p.rate:g}"]
-        if p.latency_limit:
-            out += [f"--latency-limit={p.latency_limit * 1000:g}"]
-        if p.tries > 1:
-            out += [f"--max-tries={p.tries}"]
-        if p.driver == "pgbench":
-            out += ["-b", p.script]
-        else:
-            out += ["-D", f"warehouses={p.size}"]
-            out += [f"-f{tpcc_file(s)}@{MIX[s]}" for s in SCRIPTS]
-        return [*out, "postgres"]
+        return [str(self.cluster.bin / "pgbench"), "-P", "1",
+                *pgbench_options(self.p, str(self.state / "tx"), lambda s: str(tpcc_file(s))),
+                "postgres"]
 
     def start(self, seconds: float, group: BlkioGroup | None) -> None:
         assert self.cluster is not None and self.work is not None
@@ -210,3 +199,19 @@ class PostgresLoad:
                 kill_all(d)
                 shutil.rmtree(d, ignore_errors=True)
         self.info["removed"] = True
+
+
+def pgbench_options(p: Params, log_prefix: str, script: Callable[[str], str]) -> list[str]:
+    """pgbench's options for a workload, here or on a host: where its per-transaction log
+    and the TPC-C-like scripts (`script(name)`) are is the caller's."""
+    out = ["-n", "-c", str(p.clients), "-j", str(p.threads), "-l", f"--log-prefix={log_prefix}"]
+    if p.rate:
+        out += ["-R", f"{p.rate:g}"]
+    if p.latency_limit:
+        out += [f"--latency-limit={p.latency_limit * 1000:g}"]
+    if p.tries > 1:
+        out += [f"--max-tries={p.tries}"]
+    if p.driver == "pgbench":
+        return [*out, "-b", p.script]
+    return [*out, "-D", f"warehouses={p.size}",
+            *[f"-f{script(s)}@{MIX[s]}" for s in SCRIPTS]]
