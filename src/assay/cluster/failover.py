@@ -72,7 +72,8 @@ class RunnerGroup(Protocol):
 
 WRITE_S = 0.5  # about what writing a rider's job file there takes: its runtime is cut by it
 RECONNECT_S = 20.0  # a recovered host's SSH may take this long to answer again
-SETTLE_S = 5.0  # riders still running this long after every host ended are stopped
+END_S = 2.0  # riders still running this long after every host ended are stopped
+SETTLE_S = 7.0  # and are waited for this long
 
 
 class Failover:
@@ -155,11 +156,13 @@ class Failover:
         """Every host ended: the riders end with them (a late start's seconds past the run's
         end are not the run's); a last merged dump when a rider's last seconds came after
         the hosts' (none else), within a second of theirs."""
-        self.stop()
         began = time.monotonic()
-        while any(r.run is not None and r.ended is None for r in self.riders) and \
-                time.monotonic() - began < SETTLE_S:
-            time.sleep(0.1)
+        for wait_s, stop in ((END_S, False), (SETTLE_S, True)):
+            if stop:
+                self.stop()
+            while any(r.run is not None and r.ended is None for r in self.riders) and \
+                    time.monotonic() - began < wait_s:
+                time.sleep(0.1)
         late = [r for r in self.riders if r.last is not None and r.last is not r.merged]
         last = run.last_doc
         if not late or last is None:
@@ -173,6 +176,7 @@ class Failover:
     def stop(self) -> None:
         for r in list(self.riders):
             if r.run is not None and r.ended is None:
+                r.stopped = True
                 with contextlib.suppress(Exception):
                     r.run.stop()
 
@@ -208,7 +212,9 @@ class Failover:
                     self.riders.append(rider)
                     return rider
                 time.sleep(1.0)
-        now = run.clock()
+        # at the instant its job file was cut for, so that it ends with the run's hosts (a
+        # write slower than WRITE_S starts it late: it then ends as late)
+        now = max(run.clock(), start_ms / 1000 + t)
         rider.restart_t = now - start_ms / 1000
         rider.instances = [i for i, _ in texts]
         rider.on_start = self._started

@@ -35,6 +35,7 @@ class Rider:
     first_io_t: float | None = None
     ended: int | None = None
     lost_t: float | None = None  # its host was lost while it ran
+    stopped: bool = False  # still running after the run's hosts ended: assay stopped it
     error: str = ""
     added: list[tuple[str, float, float, float]] = field(default_factory=list)
     on_start: Callable[[Rider], None] | None = None  # its first IO: the target steps up
@@ -72,7 +73,7 @@ class Rider:
                 "instances": [f"{i.workload}@{i.host}.{i.k}" for i in self.instances],
                 "lost_at_s": self.loss_t, "restart_s": round(self.restart_t, 2),
                 "first_io_s": self.first_io_t, "gap_s": gap, "ios": self.ios(),
-                "exit": self.ended, "host_lost_s": self.lost_t,
+                "exit": self.ended, "stopped": self.stopped, "host_lost_s": self.lost_t,
                 **({"error": self.error} if self.error else {})}
 
 

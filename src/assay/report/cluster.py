@@ -79,6 +79,10 @@ def restarts(c: dict[str, Any]) -> list[str]:
             line += f"; lost with {r['host']} at {r['host_lost_s']}s"
         if r.get("error"):
             line += f"; {r['error']}"
+        elif r.get("stopped"):
+            line += "; still running at the run's end: stopped"
+        elif r.get("exit") not in (0, None) and r.get("host_lost_s") is None:
+            line += f"; fio ended with status {r['exit']}"
         out.append(line)
     return out
 
