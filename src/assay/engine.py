@@ -100,7 +100,7 @@ class Engine:
         session, plan = self.session, self.plan
         rd = session.run_dir
         assert rd
-        sampler = Sampler(session.specs(), warmup_s=plan.warmup)
+        sampler = Sampler(session.specs(), warmup_s=plan.warmup, parsed=session.parsed())
         live = LiveVerdict(plan.thresholds, plan.components, plan.warmup, plan.total_seconds,
                            total=tally(plan).total)
         # what the steps act on: fio's blkio groups, the hosts, the running participants

@@ -244,6 +244,7 @@ class ClusterRun(FioRunBase):
             if self._jobs_start_ms is None:
                 runtime = ran_ms(jobs)
                 self._jobs_start_ms = max(stamp - runtime, self.t0 * 1000)
+            self.group.series.parsed.turn()  # a new merged dump: its jobs are read once
             if self.measured:  # each host's second is the merged one: one window, one clock
                 for h in fresh:
                     self._feed_host(h, stamp)

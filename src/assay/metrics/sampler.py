@@ -10,25 +10,13 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from assay.metrics.counters import DIRECTIONS, Cumulative, Parsed, counters
 from assay.metrics.histogram import Histogram
 from assay.metrics.steps import stepped
 from assay.metrics.training import Training
-
-DIRECTIONS = ("read", "write")
-FILE_ENGINE_MARK = "file"  # filecreate, filestat, filedelete: their IO is timed as clat only
-
-
-@dataclass
-class Cumulative:
-    ios: int = 0
-    bytes: int = 0
-    lat_sum_ns: float = 0.0
-    lat_max_ns: int = 0
-    hist: Histogram = field(default_factory=Histogram)
-    cum_max_ns: int = 0  # in an interval diff: the job's maximum so far (caps bucket values)
 
 
 @dataclass
@@ -92,23 +80,6 @@ def _ms(ns: float | None, scale: float = 1e-6) -> float | None:
     return round(ns * scale, 4)
 
 
-def _direction(job: dict[str, Any], d: str) -> Cumulative:
-    part = job.get(d) or {}
-    lat = part.get("lat_ns") or {}
-    engine = str((job.get("job options") or {}).get("ioengine") or "")
-    if FILE_ENGINE_MARK in engine and not lat.get("N") and (part.get("clat_ns") or {}).get("N"):
-        lat = part["clat_ns"]  # fio's file engines (filecreate, filestat, ...) time clat only
-    hist_src = lat if "bins" in lat else (part.get("clat_ns") or {})
-    n = int(lat.get("N") or 0)
-    return Cumulative(
-        ios=n,  # lat_ns.N, not total_ios: total_ios stays 0 in interim dumps of some engines
-        bytes=int(part.get("io_bytes") or 0),
-        lat_sum_ns=float(lat.get("mean") or 0.0) * n,
-        lat_max_ns=int(lat.get("max") or 0),
-        hist=Histogram.from_fio(hist_src.get("bins") or {}),
-    )
-
-
 @dataclass
 class ComponentSpec:
     component: str  # e.g. "db.data.read"
@@ -140,9 +111,11 @@ class ComponentSpec:
 class Sampler:
     """Feed fio dumps in order; get one Sample per component per interval."""
 
-    def __init__(self, components: list[ComponentSpec], warmup_s: float = 0.0):
+    def __init__(self, components: list[ComponentSpec], warmup_s: float = 0.0,
+                 parsed: Parsed | None = None):
         self.components = components
         self.warmup_s = warmup_s
+        self.parsed = parsed  # shared with others reading the same dumps: a cluster's hosts
         self._last: dict[tuple[str, str], Cumulative] = {}
         self._t0_ms: float | None = None
         self._last_t = 0.0
@@ -183,8 +156,11 @@ class Sampler:
         diffs: dict[tuple[str, str], Cumulative] = {}
         for name, job in jobs.items():
             for d in DIRECTIONS:
-                now = _direction(job, d)
+                now = self.parsed.get(job, d) if self.parsed else counters(job, d)
                 prev = self._last.get((name, d), Cumulative())
+                if now is prev:  # the same dump's job again (a lost host's, frozen)
+                    diffs[(name, d)] = Cumulative(cum_max_ns=now.lat_max_ns)
+                    continue
                 if now.ios < prev.ios or now.bytes < prev.bytes:  # counters restarted (the
                     prev = Cumulative()  # end of fio's ramp_time): take as a new base
                 # in fio's ramp_time bytes move while no IO is counted: none of them count;
@@ -212,7 +188,7 @@ class Sampler:
         paced = [s for s in self.components
                  if s.paced and s.target_iops and s.jobs and not s.start_s]
         due = sum(s.target_iops or 0.0 for s in paced)
-        done = sum(_direction(j, s.direction).ios for s in paced
+        done = sum(counters(j, s.direction).ios for s in paced
                    for key, j in jobs.items() if key.rsplit("#", 1)[0] in s.jobs)
         ran_ms = max(runtime, 1000.0 * done / due if due else 0.0)
         start = ts - ran_ms

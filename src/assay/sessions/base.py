@@ -27,6 +27,7 @@ from rich.console import Console
 from assay.actions.context import HostWatch
 from assay.hosts.cgroup import BlkioGroup
 from assay.integrity.session import Verifies
+from assay.metrics.counters import Parsed
 from assay.metrics.sampler import ComponentSpec
 from assay.participants import made
 from assay.participants.base import ParticipantBase, Traits, Where
@@ -82,6 +83,10 @@ class Session(abc.ABC):
     def specs(self) -> list[ComponentSpec]:
         """The merged series' schedule (it follows the hosts still active)."""
         return fio_specs(self.plan)
+
+    def parsed(self) -> Parsed | None:
+        """Where the merged series finds each job already read by a host's series."""
+        return None
 
     @property
     def watch(self) -> HostWatch | None:

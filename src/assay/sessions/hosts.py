@@ -17,6 +17,7 @@ from assay.cluster.postgres import HostDatabases
 from assay.cluster.prefill import prefill
 from assay.cluster.throttle import HostsBlkio
 from assay.integrity import lifecycle as integrity
+from assay.metrics.counters import Parsed
 from assay.metrics.sampler import ComponentSpec
 from assay.participants.base import Where
 from assay.participants.databases import Databases
@@ -102,6 +103,10 @@ class HostsSession(Session):
         """A lost host's share leaves the schedule (RunnerGroup.reschedule)."""
         assert self.group
         return [c for c in self.group.specs if c.jobs] or super().specs()
+
+    def parsed(self) -> Parsed | None:
+        assert self.group
+        return self.group.series.parsed
 
     @property
     def watch(self) -> HostWatch | None:
