@@ -22,11 +22,10 @@ from rich.console import Console
 
 from assay.console import LiveProgress
 from assay.exitcodes import AssayError, RunAborted, UserError
-from assay.hosts.utilisation import HostProbe
 from assay.metrics.duetime import due_latency, due_windows
 from assay.metrics.sampler import Sample, Sampler, stored_line
 from assay.participants.base import Traits
-from assay.plan import LOCAL, Plan
+from assay.plan import Plan
 from assay.plan.tally import tally
 from assay.platforms import driver
 from assay.progress import live_line
@@ -134,7 +133,7 @@ class Engine:
 
     def _drive(self, fio: FioRun, sampler: Sampler, live: LiveVerdict,
                timeline: Timeline | None) -> tuple[str, str]:
-        rd, runner, plan, probe = self.session.run_dir, self.session, self.plan, HostProbe()
+        rd, runner, plan = self.session.run_dir, self.session, self.plan
         assert rd
         sampler.start(fio.started * 1000)
         if timeline:
@@ -155,7 +154,7 @@ class Engine:
                     fresh = sampler.feed(doc, runner.clock() * 1000)
                     live.add(self._record(fresh))
                     if fresh:
-                        self._host(probe, fresh[0].t)
+                        self._hosts(fresh[0].t, start / 1000)
                     if fresh and fresh[0].dt >= 0.5:  # not fio's closing stub
                         bar.update(t, " | ".join(x for x in (live_line(fresh),
                                                              live.summary()) if x))
@@ -207,10 +206,11 @@ class Engine:
             self.opt.watcher.rows("samples", out)
         return out
 
-    def _host(self, probe: HostProbe, t: float) -> None:
-        """This host's utilisation over the second just measured (hosts.ndjson)."""
+    def _hosts(self, t: float, origin: float) -> None:
+        """The hosts' utilisation over the second just measured (hosts.ndjson)."""
         assert self.streams
-        rows = [{"t": round(t, 3), "host": LOCAL, **probe.sample()}]
+        rows = [r for p in self.session.participants if Traits.HOSTS in p.traits
+                for r in p.host_rows(t, origin)]
         self.streams.hosts.append(rows)
         if self.opt.watcher:
             self.opt.watcher.rows("hosts", rows)

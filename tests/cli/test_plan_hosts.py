@@ -52,6 +52,7 @@ def test_each_host_lists_its_fio_jobs_and_participants(tmp_path: Path) -> None:
     logged = sum(1 for ln in doc["jobfiles"]["n2"]["run.fio"].splitlines()
                  if ln.startswith("write_iolog="))  # the fixed-rate jobs the agent reads
     assert due["detail"] == f"{logged} fixed-rate jobs' issue logs" and logged > 0
+    assert n1[-1]["name"] == n2[-1]["name"] == "utilisation"  # every host's, each second
 
 
 def test_the_text_shows_each_hosts_participants_under_it(tmp_path: Path) -> None:

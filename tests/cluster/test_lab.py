@@ -78,7 +78,8 @@ def test_a_host_fails_mid_run_and_the_survivors_sharing_a_directory_are_graded(
     scenario = tmp_path / "nf.yaml"
     scenario.write_text(OLTP.format(
         name="lab-node-failure", warmup="0s", duration="20s",
-        steps="  steps:\n    - {action: host_fail, at: 8s, host: n3}", thresholds=N_MINUS_1))
+        steps="  steps:\n    - {action: host_fail, at: 8s, host: n3}",
+        thresholds=N_MINUS_1 + '\n  host.n2.cpu_pct: "<= 100%"\n  host.mem_used_pct: "< 100%"'))
     try:
         r = assay("run", str(scenario), "--hosts", str(inv), "--results",
                   str(tmp_path / "results"), "--json")
@@ -113,6 +114,19 @@ def test_a_host_fails_mid_run_and_the_survivors_sharing_a_directory_are_graded(
     merged = sum(r["ios"] for r in read_rows(run_dir, "samples"))
     per_host = sum(r["ios"] for r in read_rows(run_dir, "host_samples"))
     assert merged == per_host
+    # each host's utilisation each second, from its agent, beside the controller's (local);
+    # n3's rows end at its loss; graded per host
+    util = list(read_rows(run_dir, "hosts"))
+    seen = {h: sorted(r["t"] for r in util if r["host"] == h)
+            for h in ("local", "n1", "n2", "n3")}
+    assert all(len(seen[h]) >= 17 and seen[h][-1] >= 18.5 for h in ("local", "n1", "n2")), seen
+    assert len(seen["n3"]) >= 4 and seen["n3"][-1] <= 11.5, seen["n3"]
+    assert all(0 <= r["cpu_pct"] <= 100 for r in util)
+    assert rec["utilisation"] == {"hosts": ["n1", "n2", "n3"], "errors": {}}
+    graded_hosts = {t["component"] for t in rec["thresholds"] if t["metric"] == "mem_used_pct"}
+    assert graded_hosts == {"host.local", "host.n1", "host.n2", "host.n3"}
+    [cpu] = [t for t in rec["thresholds"] if t["metric"] == "cpu_pct"]
+    assert cpu["component"] == "host.n2" and cpu["passed"] and cpu["observed"] > 0
     # the N-1 threshold graded the survivors after the failure
     [after] = [t for t in rec["thresholds"] if t["expr"].endswith("after host_fail")]
     assert after["passed"] and after["observed"] > 0

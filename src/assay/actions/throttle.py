@@ -17,6 +17,7 @@ host sees it or (no device, or an index) the device under the host's target: doc
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -55,6 +56,11 @@ class Params(StepBase):
     def recovery(self) -> dict[str, float]:
         return {k: v for k in ("backfills", "recovery_active", "recovery_sleep")
                 if (v := getattr(self, k)) is not None}
+
+
+def on_devices(steps: Iterable[StepBase]) -> list[Params]:
+    """The `throttle` steps that cap devices (blkio), not Ceph's own recovery."""
+    return [s for s in steps if isinstance(s, Params) and not s.recovery]
 
 
 def requires(p: Params) -> set[str]:

@@ -12,6 +12,7 @@ COMMANDS = (
     "issuelog",
     "pgbench",
     "pgclean",
+    "utilisation",
 )
 
 

@@ -1,10 +1,12 @@
 """`assay plan --hosts`: what runs on each host — fio's jobs and the participants beside them
-(due-time reader, integrity writer, PostgreSQL, the blkio group that throttles)."""
+(due-time reader, integrity writer, PostgreSQL, the blkio group that throttles, the
+host's utilisation)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from assay.actions.throttle import on_devices
 from assay.cluster.throttle import needed as throttles
 from assay.cluster.throttle import step_device
 from assay.integrity.check import settings, writing
@@ -37,6 +39,8 @@ def participants(plan: Plan, host: str) -> list[dict[str, str]]:
         out.append({"name": "PostgreSQL + pgbench", "detail": ", ".join(pg)})
     if throttles(plan):
         out.append({"name": "blkio throttle", "detail": _throttle(plan, host)})
+    out.append({"name": "utilisation", "detail": "CPU, memory and network each second "
+                                                 "(assay's agent; hosts.ndjson)"})
     return out
 
 
@@ -45,8 +49,7 @@ def _throttle(plan: Plan, host: str) -> str:
             for t in plan.scenario.target.throttle]
     steps = [f"{step_device(s)} at {format_duration(s.at or 0)} "
              + ", ".join(f"{k} {v}" for k, v in _caps(s).items())
-             for s in plan.resolved.steps if s.action == "throttle"
-             and not getattr(s, "recovery", None)]
+             for s in on_devices(plan.resolved.steps)]
     return "; ".join(
         [f"group assay/<run>.{host}"]
         + ([f"whole run: {', '.join(caps)}"] if caps else [])

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assay.actions.throttle import Params, on_devices
 from assay.exitcodes import UserError
 from assay.hosts.cgroup import LIMIT_FILES, BlkioGroup
 from assay.plan import Plan
@@ -60,9 +61,7 @@ _KEYS = {f: k for k, f in LIMIT_FILES.items()}
 def needed(plan: Plan) -> bool:
     """Does the run throttle at all: `target.throttle`, or a `throttle` step on devices
     (Ceph's recovery limits are the platform's own)."""
-    return bool(plan.scenario.target.throttle) or any(
-        s.action == "throttle" and not getattr(s, "recovery", None)
-        for s in plan.resolved.steps)
+    return bool(plan.scenario.target.throttle) or bool(on_devices(plan.resolved.steps))
 
 
 @dataclass
@@ -102,9 +101,7 @@ class HostsBlkio(BlkioGroup):
         if not needed(plan) or plan.cluster is None:
             return None
         asked = list(dict.fromkeys([*(t.device for t in plan.scenario.target.throttle),
-                                    *(step_device(s) for s in plan.resolved.steps
-                                      if s.action == "throttle"
-                                      and not getattr(s, "recovery", None))]))
+                                    *map(step_device, on_devices(plan.resolved.steps))]))
         hosts = {}
         for h, hp in plan.cluster.hosts.items():
             root = str(hp.host.vars.get("assay_blkio_root") or ROOT).rstrip("/")
@@ -188,10 +185,10 @@ class HostsBlkio(BlkioGroup):
             return list(pool.map(fn, todo))
 
 
-def step_device(step: Any) -> str:
+def step_device(step: Params) -> str:
     """A `throttle` step's device on a host: a node as given, else (none, or an index into
     the platform's devices) the device under the host's target."""
-    device = getattr(step, "device", None)
+    device = step.device
     return device if isinstance(device, str) and not device.isdigit() else TARGET
 
 

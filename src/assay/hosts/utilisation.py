@@ -1,71 +1,8 @@
-"""Host utilisation each second: CPU (user, system, iowait), memory and network per NIC.
-
-A platform that holds its IOPS at 95 % CPU is not the one that holds them at 30 %: X-Ray
-charts cluster CPU and network during every test, Jetstress reports host CPU and memory.
-Read from /proc; each `sample()` covers the time since the previous one.
-"""
+"""This machine's utilisation each second (the agent's `utilisation` Probe, run here): on a
+local run the host's, on a cluster run the controller's."""
 
 from __future__ import annotations
 
-import time
-from pathlib import Path
+from assay.agent.utilisation import Probe as HostProbe
 
-PROC = Path("/proc")
-
-
-def _cpu() -> list[int]:
-    """Jiffies of the aggregate cpu line: user nice system idle iowait irq softirq steal."""
-    first = (PROC / "stat").read_text().splitlines()[0].split()
-    return [int(x) for x in first[1:9]]
-
-
-def _memory() -> dict[str, int]:
-    out = {}
-    for line in (PROC / "meminfo").read_text().splitlines():
-        key, _, rest = line.partition(":")
-        out[key] = int(rest.split()[0]) * 1024
-    return out
-
-
-def _net() -> dict[str, tuple[int, int]]:
-    """NIC -> (received, sent) bytes; the loopback is left out."""
-    out = {}
-    for line in (PROC / "net" / "dev").read_text().splitlines()[2:]:
-        name, _, rest = line.partition(":")
-        name = name.strip()
-        if name == "lo":
-            continue
-        cols = rest.split()
-        out[name] = (int(cols[0]), int(cols[8]))
-    return out
-
-
-class HostProbe:
-    def __init__(self) -> None:
-        self._cpu = _cpu()
-        self._net = _net()
-        self._t = time.monotonic()
-
-    def sample(self) -> dict[str, float]:
-        """Utilisation since the last call: `cpu_pct`, `cpu_user_pct`, `cpu_system_pct`,
-        `cpu_iowait_pct`, `mem_used_pct`, and `net.<nic>.rx_mbps` / `tx_mbps` (MB/s)."""
-        cpu, net, now = _cpu(), _net(), time.monotonic()
-        d = [b - a for a, b in zip(self._cpu, cpu, strict=True)]
-        total = sum(d) or 1
-        user, nice, system, idle, iowait, irq, softirq, steal = d
-        mem = _memory()
-        dt = max(now - self._t, 1e-3)
-        out = {
-            "cpu_pct": round(100.0 * (total - idle - iowait) / total, 2),
-            "cpu_user_pct": round(100.0 * (user + nice) / total, 2),
-            "cpu_system_pct": round(100.0 * (system + irq + softirq) / total, 2),
-            "cpu_iowait_pct": round(100.0 * iowait / total, 2),
-            "mem_used_pct": round(100.0 * (1 - mem.get("MemAvailable", 0) /
-                                           max(mem.get("MemTotal", 1), 1)), 2),
-        }
-        for nic, (rx, tx) in net.items():
-            rx0, tx0 = self._net.get(nic, (rx, tx))
-            out[f"net.{nic}.rx_mbps"] = round((rx - rx0) / dt / 1e6, 4)
-            out[f"net.{nic}.tx_mbps"] = round((tx - tx0) / dt / 1e6, 4)
-        self._cpu, self._net, self._t = cpu, net, now
-        return out
+__all__ = ["HostProbe"]

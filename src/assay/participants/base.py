@@ -44,6 +44,7 @@ class Traits(enum.Flag):
     NONE = 0
     ROWS = enum.auto()  # its seconds are graded beside fio's (pgbench's transactions)
     ALONE = enum.auto()  # it carries the load without fio (a database-only run): `alone()`
+    HOSTS = enum.auto()  # it measures hosts each second (hosts.ndjson): `host_rows()`
 
 
 class ParticipantBase:
@@ -66,6 +67,11 @@ class ParticipantBase:
 
     def rows(self, now: float, origin: float) -> list[Sample]:
         """The seconds it finished (Traits.ROWS); `origin`: fio's t=0, epoch seconds."""
+        return []
+
+    def host_rows(self, t: float, origin: float) -> list[dict[str, Any]]:
+        """Hosts' utilisation rows (Traits.HOSTS) for hosts.ndjson, by the second ending at
+        `t` on the series' axis; `origin`: its zero, epoch seconds."""
         return []
 
     def finish(self, now: float, rc: int) -> list[Sample]:

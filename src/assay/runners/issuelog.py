@@ -20,12 +20,19 @@ import selectors
 import subprocess
 import threading
 from collections.abc import Callable, Sequence
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from assay.runners.base import Runner
 
 SPEC = "issuelog.json"  # the agent's job list, kept beside the job files
 Sink = Callable[[dict[str, Any]], None]
+
+
+class Reader(Protocol):
+    """What a Pump delivers an agent's output to."""
+
+    def line(self, text: bytes) -> None: ...
+    def eof(self) -> None: ...
 
 
 class Pump:
@@ -36,13 +43,13 @@ class Pump:
         self._selector = selectors.DefaultSelector()
         self._wake_r, self._wake_w = os.pipe()
         self._selector.register(self._wake_r, selectors.EVENT_READ, None)
-        self._new: list[tuple[IO[bytes], IssueLogs]] = []
+        self._new: list[tuple[IO[bytes], Reader]] = []
         self._lock = threading.Lock()
         self._closed = False
         self._thread = threading.Thread(target=self._run, name="agent-rows", daemon=True)
         self._thread.start()
 
-    def add(self, stream: IO[bytes], reader: IssueLogs) -> None:
+    def add(self, stream: IO[bytes], reader: Reader) -> None:
         with self._lock:
             self._new.append((stream, reader))
         os.write(self._wake_w, b"+")

@@ -20,6 +20,7 @@ is started at, as a real fio: the hosts of a replayed cluster keep time together
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -29,6 +30,8 @@ from pathlib import Path
 from assay.fio.jsonstream import JsonStream, split_documents
 from assay.runners.base import CommandResult, Document, FioRunBase
 from assay.runners.local import LocalRunner
+
+MEASURES_HOST = {"utilisation"}  # agent commands that read the host they run on
 
 
 class ReplayRun(FioRunBase):
@@ -128,10 +131,13 @@ class ReplayRunner(LocalRunner):
         return CommandResult(0, "", "")
 
     def agent(self, command: str, args: Sequence[str] = ()) -> subprocess.Popen[bytes]:
-        """The agent command's recorded rows (`<command>.ndjson`), else the agent itself."""
+        """The agent command's recorded rows (`<command>.ndjson`), else the agent itself; a
+        replayed host's utilisation only as recorded (this machine's /proc is not its)."""
         rows = self.recording / f"{command}.ndjson"
-        if not rows.exists():
+        if not rows.exists() and command not in MEASURES_HOST:
             return super().agent(command, args)
+        if not rows.exists():
+            rows = Path(os.devnull)
         return subprocess.Popen(["cat", str(rows)], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True)

@@ -23,6 +23,7 @@ from assay.participants.base import Where
 from assay.participants.databases import Databases
 from assay.participants.integrity import Integrity
 from assay.participants.issuelog import HostsIssueLog
+from assay.participants.utilisation import Utilisation
 from assay.plan import RUN_JOB, Plan
 from assay.platforms import platformstate
 from assay.results.record import parse_record
@@ -65,6 +66,7 @@ class HostsSession(Session):
             self.participants.append(HostsIssueLog(
                 lambda: group.duetime.start({h: group.runners[h] for h in group.active()}),
                 lambda: group.duetime.finish(group.lost)))
+        self.participants.append(Utilisation(group.runners, group.lost))  # and the controller's
         self.plug_in(Where(plan, rd, group.runners, group.lost))
 
     def prefill(self) -> None:

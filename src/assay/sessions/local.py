@@ -15,6 +15,7 @@ from assay.participants.base import Where
 from assay.participants.databases import Databases
 from assay.participants.integrity import Integrity
 from assay.participants.issuelog import LocalIssueLog
+from assay.participants.utilisation import Utilisation
 from assay.plan import LOCAL, RUN_JOB
 from assay.plan.model import variables
 from assay.platforms.lock import TargetLock
@@ -88,6 +89,7 @@ class LocalSession(Session):
         jobs = logged_jobs(plan.jobfiles.get(LOCAL, {}).get(RUN_JOB, ""))
         if jobs:
             self.participants.append(LocalIssueLog(self.runner, jobs, rd))
+        self.participants.append(Utilisation())  # this host's, each second
         self.plug_in(Where(plan, rd, {LOCAL: self.runner}, ()))
 
     def _target(self) -> Path:
