@@ -31,13 +31,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
-import stat
 import sys
-import threading
 from typing import Any, BinaryIO
 
 from .schedule import Schedule
+from .stopping import stop_event
 
 READ_BYTES = 1 << 20
 PUNCH_BYTES = 4 << 20  # free the log's blocks every 4 MiB read (about 100,000 IOs)
@@ -218,17 +216,7 @@ def main(argv: list[str]) -> int:
     except (OSError, ValueError, KeyError, TypeError) as e:
         print(f"issuelog: cannot read {argv[0]}: {e}", file=sys.stderr)
         return 2
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-
-    def until_stdin_closes() -> None:
-        with contextlib.suppress(OSError, ValueError):
-            while sys.stdin.buffer.read(4096):
-                pass
-        stop.set()
-
-    if stat.S_ISFIFO(os.fstat(0).st_mode):  # a pipe from the controller (over SSH the
-        threading.Thread(target=until_stdin_closes, daemon=True).start()  # host's TERM)
+    stop = stop_event()
     try:
         while not stop.wait(POLL_S):
             reader.read()

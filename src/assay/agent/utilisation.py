@@ -12,15 +12,12 @@ clock (the controller places a row by when it arrives). The same Probe measures 
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import signal
-import stat
 import sys
-import threading
 import time
 from pathlib import Path
+
+from .stopping import stop_event
 
 INTERVAL_S = 1.0
 PROC = Path("/proc")
@@ -86,17 +83,7 @@ class Probe:
 
 def main(argv: list[str]) -> int:
     interval = float(argv[0]) if argv else INTERVAL_S
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-
-    def until_stdin_closes() -> None:
-        with contextlib.suppress(OSError, ValueError):
-            while sys.stdin.buffer.read(4096):
-                pass
-        stop.set()
-
-    if stat.S_ISFIFO(os.fstat(0).st_mode):  # a pipe from the controller (over SSH the
-        threading.Thread(target=until_stdin_closes, daemon=True).start()  # host's TERM)
+    stop = stop_event()
     try:
         probe = Probe()
     except (OSError, ValueError, IndexError) as e:
