@@ -11,6 +11,8 @@ from rich.console import Console
 
 from assay.report.terminal import print_summary
 from assay.results.rundir import read_ndjson, read_record
+from assay.thresholds.evaluate import evaluate
+from assay.thresholds.grammar import parse
 from assay.verdict import host_summary
 from tests.conftest import needs_fio, needs_root
 
@@ -72,3 +74,15 @@ def test_host_statistics_over_the_measured_window_only():
     s = host_summary(rows, 1.0, 4.0)["local"]
     assert s["seconds"] == 3 and s["cpu_pct"] == 30 and s["cpu_pct_max"] == 40
     assert s["net_rx_mbps"] == 3.0  # summed over the NICs
+
+
+def test_a_host_that_sent_part_of_the_window_is_graded_on_it_and_said_so():
+    rows = [{"t": t, "host": h, "cpu_pct": 50.0} for t in range(1, 21) for h in ("n1", "n2")
+            if h == "n1" or t <= 8]  # n2 lost at 8 s
+    hosts = host_summary(rows, 0.0, 20.0)
+    results = evaluate([parse('host.cpu_pct < 90%')], [], {}, hosts=hosts)
+    by = {r.component: r for r in results}
+    assert by["host.n1"].passed and by["host.n1"].note == ""
+    assert by["host.n2"].passed and by["host.n2"].note.startswith("over 8 of 20 s")
+    missing = evaluate([parse('host.n3.cpu_pct < 90%')], [], {}, hosts=hosts)
+    assert [r.passed for r in missing] == [False] and "host 'n3'" in missing[0].note

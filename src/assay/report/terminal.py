@@ -160,6 +160,8 @@ def _host_table(console: Console, run: RunRecord) -> None:
                 "net rx MB/s", "net tx MB/s"):
         t.add_column(col, justify="left" if col == "host" else "right")
     for name, h in run.hosts.items():
+        if name == "local" and len(run.hosts) > 1:  # a cluster run's: this machine's
+            name = "local (controller)"
         pct = [_num(h.get(k), "{:.1f}%") for k in ("cpu_pct", "cpu_pct_max", "cpu_user_pct",
                                                     "cpu_system_pct", "cpu_iowait_pct",
                                                     "mem_used_pct")]

@@ -203,11 +203,15 @@ def _host(t: Threshold, hosts: Mapping[str, Mapping[str, float]]) -> list[Result
         return [Result(t, "host", None, t.value, False,
                        f"no utilisation was recorded for {where}")]
     out = []
+    most = max(float(hosts[h].get("seconds") or 0) for h in hosts)
     for h in names:
         observed = hosts[h].get(t.metric)
+        seconds = float(hosts[h].get("seconds") or 0)
+        note = "not measured on this host" if observed is None else \
+            f"over {seconds:g} of {most:g} s: the host was lost or stopped sending" \
+            if seconds < 0.9 * most else ""  # graded on what it sent, and said so
         out.append(Result(t, f"host.{h}", observed, t.value,
-                          observed is not None and t.holds(observed, t.value),
-                          "" if observed is not None else "not measured on this host"))
+                          observed is not None and t.holds(observed, t.value), note))
     return out
 
 
