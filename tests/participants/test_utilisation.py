@@ -63,10 +63,12 @@ def test_every_hosts_rows_on_the_axis_a_lost_hosts_end_and_a_broken_host_is_said
     time.sleep(1.2)
     later = u.host_rows(3.5, origin)
     assert {r["host"] for r in later} == {"local", "n1"}
+    ended = list(u.agents.values())
     section = u.collect("passed")
     assert section is not None and section["hosts"] == ["n1", "n2"]
     assert list(section["errors"]) == ["n3"] and "No route to host" in section["errors"]["n3"]
-    assert not u.agents  # every agent ended
+    assert not u.agents  # every agent ended, its pipes closed (a search's trials add up)
+    assert all(p.stdout.closed and p.stderr.closed for p in ended)
 
 
 def test_a_local_run_measures_this_machine_only_and_a_replayed_host_nothing(

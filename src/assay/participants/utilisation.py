@@ -110,9 +110,13 @@ class Utilisation(ParticipantBase):
                 why = tail.decode(errors="replace").strip().splitlines()
                 self.errors[host] = (f"its agent sent no row (exit status {proc.returncode})"
                                      + (f": {why[-1]}" if why else ""))
-        if self.pump is not None:
+        if self.pump is not None:  # no longer reading them: their pipes can close
             self.pump.close()
             self.pump = None
+        for proc in agents.values():
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
 
 
 class _Rows:
