@@ -28,13 +28,18 @@ workloads:
     load: {pacing: even}
 timeline: {warmup: 1s, duration: 6s}
 thresholds:
-  - rate
+  - iops >= 90% target
+  - behind <= 1
 """
 
 
 def test_late_workload_runs_only_in_its_window_and_keeps_its_schedule(run_scenario):
     outcome, run = run_scenario(SCENARIO)
+    # each target is its own window's: graded over the whole 6 s, late would reach 33 IO/s.
+    # 90 %, not the `rate` preset: a loaded machine can hold fio back a tenth of a second,
+    # which that preset rightly fails and which is not this test's subject
     assert outcome.status == "passed", (run["reason"], run["thresholds"])
+    assert run["stats"]["late.data.read"]["target_iops"] == 100
     late = run["stats"]["late.data.read"]
     assert 1.5 <= late["seconds"] <= 2.6  # graded over its own two seconds only
     # fio forks a delayed job when it is due, so its first IOs can trail by a few tenths
