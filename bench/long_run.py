@@ -12,11 +12,16 @@ Cost (`--cost [HOURS ...]`, default 2 6 24): the engine's CPU seconds per simula
 runs of each length, which must not grow with the length. CPU time of this process, not wall
 time: the figure holds on a loaded machine. The synthetic fio's own CPU is left out.
 
+Cluster (`--cost [HOURS ...] --hosts N`): the same for a cluster run of N synthetic hosts,
+an OLTP workload on each (each host's series, the merged one, each host's grading), each
+length in a process of its own: its peak RSS, which must not grow with the length either.
+
 Real (`--real MINUTES`): a real fio run at 6,400 IO/s (OLTP, even pacing) on a temporary
 directory, printing assay's RSS every minute: it must stay flat after the second minute.
 
     .venv/bin/python bench/long_run.py [--hours 24] [--keep]
     .venv/bin/python bench/long_run.py --cost 2 6 24
+    .venv/bin/python bench/long_run.py --cost 1 2 4 --hosts 4
     .venv/bin/python bench/long_run.py --real 30
 """
 
@@ -25,8 +30,11 @@ from __future__ import annotations
 import argparse
 import functools
 import io
+import json
 import resource
 import shutil
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -35,12 +43,14 @@ from typing import Any
 
 from rich.console import Console
 
+from assay.cluster.merge import ClusterRun
 from assay.engine import Engine, RunOptions
+from assay.hosts import inventory
 from assay.metrics.phases import analyse
 from assay.plan.build import plan_text
 from assay.report.html import write_report
 from assay.results.blocklog import StoredRows, directory_bytes, read_rows, stored_bytes
-from assay.runners.base import Document
+from assay.runners.base import Document, Powers
 from assay.runners.synthetic import SyntheticRun, SyntheticRunner
 from assay.verdict import closed_loop
 
@@ -164,6 +174,73 @@ def engine_cpu(hours: float) -> tuple[float, float]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+CLUSTER = """\
+name: day-long-cluster
+description: OLTP on every host (synthetic fio)
+workloads:
+  db: {{kind: oltp, data_iops: 2000, dataset: 64MiB}}
+timeline: {{warmup: 10m, duration: {minutes}m}}
+thresholds:
+  - rate
+  - each_host.db.data.read.iops >= 95% target
+"""
+
+
+class SyntheticHost(TimedSynthetic):
+    """A cluster host whose fio is synthetic: its clock is this machine's."""
+
+    powers = Powers.CLOCK | Powers.SESSION
+
+    def measure_clock(self) -> tuple[float, float]:
+        return 0.0, 0.0001
+
+    def ping(self, timeout: float) -> bool:
+        return True
+
+
+def cluster_cpu(hours: float, hosts: int) -> dict[str, float]:
+    """A cluster run of `hosts` synthetic hosts for `hours`, in this process: engine CPU s,
+    synthetic fio CPU s, peak RSS MB."""
+    seconds = int(hours * 3600)
+    root = Path(tempfile.mkdtemp(prefix="assay-bench-cost-"))
+    try:
+        lines = []
+        for i in range(hosts):
+            (root / "t" / f"n{i}").mkdir(parents=True)
+            lines.append(f"n{i} ansible_host=192.0.2.{i + 1} assay_path={root / 't' / f'n{i}'}")
+        inv = inventory.parse("\n".join(lines) + "\n", "inventory.ini")
+        plan = plan_text(CLUSTER.format(minutes=seconds // 60 - 10), "cluster.yaml", hosts=inv)
+        # the hosts make their dumps in no time: a few seconds ahead of the merge, not hours
+        ClusterRun.QUEUED = 4 * hosts
+        TimedSynthetic.fio_cpu = 0.0
+        before = rss_mb()
+        c0 = time.process_time()
+        out = Engine(plan, RunOptions(root / "results",
+                                      runner=functools.partial(SyntheticHost, seconds)),
+                     Console(file=io.StringIO())).execute()
+        total = time.process_time() - c0
+        assert out.status == "passed", out.reason
+        return {"engine": total - TimedSynthetic.fio_cpu, "fio": TimedSynthetic.fio_cpu,
+                "rss_mb": peak_mb() - before}
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def cluster_cost(lengths: list[float], hosts: int) -> None:
+    print(f"cluster of {hosts} synthetic hosts: engine CPU per simulated hour and peak RSS")
+    first: float | None = None
+    for hours in lengths:
+        got = json.loads(subprocess.run(
+            [sys.executable, __file__, "--one", str(hours), str(hosts)], check=True,
+            capture_output=True, text=True).stdout)
+        per_hour = got["engine"] / hours
+        first = first or per_hour
+        print(f"  {hours:g} h run: {per_hour:6.2f} CPU s per simulated hour "
+              f"(x{per_hour / first:.2f} of the {lengths[0]:g} h run; engine "
+              f"{got['engine']:.0f} s, synthetic fio {got['fio']:.0f} s); peak RSS "
+              f"{got['rss_mb']:.0f} MB over the process's start", flush=True)
+
+
 def cost(lengths: list[float]) -> None:
     print("engine CPU per simulated hour (CPU time of this process, synthetic fio left out)")
     first: float | None = None
@@ -177,7 +254,6 @@ def cost(lengths: list[float]) -> None:
 
 
 def _lines(d: Path, name: str):  # noqa: ANN202 - a generator of JSON lines
-    import json
     for row in read_rows(d, name):
         yield json.dumps(row, separators=(",", ":"))
 
@@ -220,8 +296,14 @@ def main() -> None:
     ap.add_argument("--cost", type=float, nargs="*", metavar="HOURS",
                     help="engine CPU s per simulated hour for runs of these lengths "
                          "(default 2 6 24)")
+    ap.add_argument("--hosts", type=int, help="--cost of a cluster run of this many hosts")
+    ap.add_argument("--one", nargs=2, metavar=("HOURS", "HOSTS"), help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.cost is not None:
+    if args.one:
+        print(json.dumps(cluster_cpu(float(args.one[0]), int(args.one[1]))))
+    elif args.cost is not None and args.hosts:
+        cluster_cost(args.cost or [1, 2, 4], args.hosts)
+    elif args.cost is not None:
         cost(args.cost or [2, 6, 24])
     elif args.real:
         real(args.real)

@@ -152,8 +152,7 @@ def test_the_merged_series_and_each_hosts_are_on_one_clock(tmp_path: Path) -> No
     out, rec = run(plan, tmp_path, lambda h, w: ReplayRunner(REPLAY / recordings[h], h, w))
     merged = {r["t"] for r in read_rows(out.run_dir, "samples")}
     for h in ("n1", "n2", "n3"):  # a host's first second ends when its jobs had run one
-        own = sorted({r["t"] for r in read_rows(out.run_dir, "host_samples")
-                      if r["host"] == h})
+        own = sorted({r["t"] for r in read_rows(out.run_dir / "hosts" / h, "samples")})
         assert len(own) > 4 and set(own[1:]) <= merged, (h, own, sorted(merged))
     # so a host's rate and the cluster's are over the same seconds: they add up
     start, end = rec["measured_window_s"]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from assay.cluster.duetime import in_time_order
 from assay.engine import Engine
 from assay.plan.build import plan_text
 from assay.report.terminal import print_summary
@@ -63,3 +64,23 @@ def test_each_host_and_the_cluster_get_latency_from_the_due_time(tmp_path: Path)
     print_summary(console, read_record(out.run_dir), out.run_dir)
     shown = console.file.getvalue()  # type: ignore[attr-defined]
     assert "p99 from due" in shown and "not computed" not in shown
+
+
+def test_a_hosts_rows_come_in_time_order_holding_only_the_slack():
+    # each job's seconds in order, the jobs up to 3 s apart: what an agent sends
+    rows = [{"t": float(t + lag), "c": c} for t in range(100) for c, lag in (("a", 0), ("b", -3))
+            if t + lag >= 0]
+    held = []
+
+    def counted():
+        for i, r in enumerate(rows):
+            held.append(i - len(out))
+            yield r
+
+    out: list = []
+    for r in in_time_order(counted(), slack=5):
+        out.append(r)
+    assert [r["t"] for r in out] == sorted(r["t"] for r in rows) and len(out) == len(rows)
+    assert max(held) <= 2 * 7  # two jobs over the slack's seconds, never the whole stream
+    late = [*rows[:50], {"t": 1.0, "c": "late"}, *rows[50:]]  # beyond the slack: kept, late
+    assert len(list(in_time_order(late, slack=5))) == len(late)

@@ -144,7 +144,8 @@ def test_a_lost_hosts_instance_restarts_on_its_survivor_and_is_graded_from_there
     assert rows[-1]["target_iops"] == pytest.approx(840)
     # every IO of the moved instance is in the merged series, beside the hosts' own
     merged = sum(r["ios"] for r in read_rows(out.run_dir, "samples"))
-    hosts = sum(r["ios"] for r in read_rows(out.run_dir, "host_samples"))
+    hosts = sum(r["ios"] for h in ("n1", "n2", "n3")
+                for r in read_rows(out.run_dir / "hosts" / h, "samples"))
     assert merged == hosts + moved["ios"]
     events = [e for e in read_ndjson(out.run_dir / "events.ndjson") if e["kind"] == "failover"]
     assert events and events[0]["source"] == "n3"

@@ -64,8 +64,8 @@ def test_replayed_hosts_merge_and_a_dying_host_is_lost_and_graded_n_minus_1(tmp_
     assert active[-1]["hosts"] == ["n1", "n2"]
     # the merged series is the sum of the hosts' own, IO for IO (n3's up to its loss)
     merged = sum(r["ios"] for r in read_rows(out.run_dir, "samples"))
-    per_host = {h: sum(r["ios"] for r in read_rows(out.run_dir, "host_samples")
-                       if r["host"] == h) for h in ("n1", "n2", "n3")}
+    per_host = {h: sum(r["ios"] for r in read_rows(out.run_dir / "hosts" / h, "samples"))
+                for h in ("n1", "n2", "n3")}
     assert merged == sum(per_host.values()) > 0
     assert per_host["n1"] == per_host["n2"] > per_host["n3"] > 0
     # after the loss the schedule is the survivors': the N-1 threshold holds

@@ -1,7 +1,8 @@
-"""Each host's own streams of a cluster run (`host_samples`, `host_lags`) are stored as the
-run's own are: sealed into compressed blocks as the run goes, read back by the same readers,
-whole after a run that ends normally, by Ctrl-C or with a host lost. What they hold grades
-each host as the run graded it. Replayed hosts (tests/fixtures/replay), 2 s blocks: the
+"""Each host's own streams of a cluster run (`samples`, `lags` in its directory
+`hosts/<host>/`) are stored as the run's own are: sealed into compressed blocks as the run
+goes, read back by the same readers, whole after a run that ends normally, by Ctrl-C or with
+a host lost. What they hold grades each host as the run graded it; the controller holds none
+of it in memory. Replayed hosts (tests/fixtures/replay), 2 s blocks: the
 recordings' 10 seconds span several."""
 
 from __future__ import annotations
@@ -60,18 +61,22 @@ def run(tmp_path: Path, recordings: dict[str, str], extra: str = "", watcher: An
 def regraded(plan, run_dir: Path, host: str) -> dict[str, Any]:
     """A host's statistics graded again from its rows as read back from the run directory."""
     own = HostSeries(plan, RunDir(run_dir)).host_plan(host)
-    samples = [r for r in read_rows(run_dir, "host_samples") if r["host"] == host]
-    lags = sorted((r for r in read_rows(run_dir, "host_lags") if r["host"] == host),
-                  key=lambda r: float(r["t"]))
+    samples = list(read_rows(run_dir / "hosts" / host, "samples"))
+    lags = sorted(read_rows(run_dir / "hosts" / host, "lags"), key=lambda r: float(r["t"]))
     steps = [e for e in read_ndjson(run_dir / "events.ndjson") if e.get("kind") == "step"]
     due = due_join(samples, lags, due_windows(own)) if lags else None
     v = verdict.grade(own, samples, steps, [], due=due)
     return {k: s.to_json() for k, s in v.stats.items()}
 
 
-def lag_rows(run_dir: Path, name: str) -> Counter[tuple[Any, ...]]:
+def lag_rows(rows: Any) -> Counter[tuple[Any, ...]]:
     return Counter((r["host"], r["t"], r["c"], json.dumps(r["bins"], sort_keys=True))
-                   for r in read_rows(run_dir, name))
+                   for r in rows)
+
+
+def hosts_lags(run_dir: Path) -> list[dict[str, Any]]:
+    return [{"host": h.name, **r} for h in (run_dir / "hosts").iterdir()
+            for r in read_rows(h, "lags")]
 
 
 def sealed(run_dir: Path, name: str) -> None:
@@ -92,13 +97,17 @@ def test_host_streams_are_blocks_and_grade_each_host_as_the_run_did(tmp_path, st
     plan, out, rec = run(tmp_path, DUE, THRESHOLDS, CtrlC(stop) if stop else None)
     assert out.status == ("interrupted" if stop else "failed"), out.reason
     d = out.run_dir
-    for name in ("host_samples", "host_lags"):
-        sealed(d, name)
-    # every host's lag row, once: the same rows as the merged `lags` stream holds
-    assert lag_rows(d, "host_lags") == lag_rows(d, "lags")
+    for h in DUE:
+        for name in ("samples", "lags"):
+            sealed(d / "hosts" / h, name)
+    # every host's lag row, once: the same rows as the merged `lags` stream holds, in time
+    # order there
+    merged = list(read_rows(d, "lags"))
+    assert lag_rows(hosts_lags(d)) == lag_rows(merged)
+    assert [r["t"] for r in merged] == sorted(r["t"] for r in merged)
     graded = rec["cluster"]["graded"]
     for h in DUE:
-        rows = [r for r in read_rows(d, "host_samples") if r["host"] == h]
+        rows = list(read_rows(d / "hosts" / h, "samples"))
         assert graded[h]["ios"] == sum(r["ios"] for r in rows) > 0
         assert graded[h]["stats"] == regraded(plan, d, h)
     p99 = {h: graded[h]["stats"]["db.data.read"]["intended"]["lat_intended_p99_ms"]
@@ -111,21 +120,22 @@ def test_a_lost_hosts_rows_up_to_its_loss_are_read_back(tmp_path):
     plan, out, rec = run(tmp_path, {"n1": "steady", "n2": "steady", "n3": "died"})
     assert list(rec["cluster"]["lost"]) == ["n3"]
     d = out.run_dir
-    sealed(d, "host_samples")
+    for h in ("n1", "n2", "n3"):
+        sealed(d / "hosts" / h, "samples")
     graded = rec["cluster"]["graded"]
     for h in ("n1", "n2", "n3"):
         assert graded[h]["stats"] == regraded(plan, d, h)
-    ios = {h: sum(r["ios"] for r in read_rows(d, "host_samples") if r["host"] == h)
-           for h in graded}
+    ios = {h: sum(r["ios"] for r in read_rows(d / "hosts" / h, "samples")) for h in graded}
     assert ios == {h: g["ios"] for h, g in graded.items()} and 0 < ios["n3"] < ios["n1"]
 
 
 def test_an_older_runs_plain_host_streams_read_the_same(tmp_path):
-    """A run directory from before the blocks: every row in host_*.ndjson."""
+    """A host directory without blocks: every row in <stream>.ndjson."""
     _, out, _ = run(tmp_path, DUE, THRESHOLDS)
-    old = tmp_path / "old"
-    old.mkdir()
-    for name in ("host_samples", "host_lags"):
-        rows = list(read_rows(out.run_dir, name))
-        (old / f"{name}.ndjson").write_text("".join(json.dumps(r) + "\n" for r in rows))
-        assert list(read_rows(old, name)) == rows
+    for h in DUE:
+        old = tmp_path / "old" / h
+        old.mkdir(parents=True)
+        for name in ("samples", "lags"):
+            rows = list(read_rows(out.run_dir / "hosts" / h, name))
+            (old / f"{name}.ndjson").write_text("".join(json.dumps(r) + "\n" for r in rows))
+            assert rows and list(read_rows(old, name)) == rows

@@ -112,7 +112,8 @@ def test_a_host_fails_mid_run_and_the_survivors_sharing_a_directory_are_graded(
     assert all(graded[h]["ios"] > 0 for h in ("n1", "n2", "n3"))
     # merged = the hosts' IOs (the merged and each host's axes may cut a second apart)
     merged = sum(r["ios"] for r in read_rows(run_dir, "samples"))
-    per_host = sum(r["ios"] for r in read_rows(run_dir, "host_samples"))
+    per_host = sum(r["ios"] for h in ("n1", "n2", "n3")
+                   for r in read_rows(run_dir / "hosts" / h, "samples"))
     assert merged == per_host
     # each host's utilisation each second, from its agent, beside the controller's (local);
     # n3's rows end at its loss; graded per host

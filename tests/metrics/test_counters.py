@@ -3,7 +3,8 @@ cluster's host series and its merged series share the reading; a lost host's fro
 read once and adds nothing after its loss."""
 
 from assay.fio.jsonstream import split_documents
-from assay.metrics.counters import Parsed
+from assay.metrics.counters import Cumulative, Parsed, counters
+from assay.metrics.histogram import Histogram
 from assay.metrics.sampler import ComponentSpec, Sampler
 from tests.conftest import FIXTURES
 
@@ -31,7 +32,7 @@ def test_a_job_is_read_once_per_generation_and_carried_while_it_is_read():
     parsed.turn()
     parsed.turn()  # a generation without it: forgotten
     again = parsed.get(job, "read")
-    assert again is not first and again.ios == first.ios and again.hist.bins == first.hist.bins
+    assert again is not first and again.ios == first.ios and again.bins == first.bins
     copy = {**job}  # another job (another dump's) is read anew, never mistaken for it
     assert parsed.get(copy, "read") is not again
 
@@ -52,3 +53,13 @@ def test_a_frozen_job_adds_no_io_after_its_last_dump():
     after = [r for r in out if r["t"] > out[-1]["t"] - 3.0 + 1e-6]
     assert after and all(r["ios"] == 0 and r["lat_p99_ms"] is None for r in after)
     assert sum(r["ios"] for r in out) == sum(r["ios"] for r in rows(Sampler(SPECS), DOCS[:4]))
+
+
+def test_an_interval_has_exactly_the_ios_of_the_buckets_that_moved():
+    later, earlier = DOCS[-1]["jobs"][0], DOCS[1]["jobs"][0]
+    now, before = counters(later, "read"), counters(earlier, "read")
+    delta = now.since(before)
+    whole = Histogram.from_fio(now.bins).minus(Histogram.from_fio(before.bins))
+    assert delta.bins == whole.bins and delta.count == now.ios - before.ios > 0
+    assert now.since(Cumulative()).bins == Histogram.from_fio(now.bins).bins  # a new base
+    assert not now.since(now)  # nothing moved

@@ -4,32 +4,31 @@ cluster's.
 
 Each host's fixed-rate jobs write their issue logs in the host's run directory (one per
 instance); the agent there folds them into per-second lag histograms and sends only those
-(a few hundred bytes per job and second). Each row is kept with its host, as it comes, in
-the `host_lags` stream (sealed into compressed blocks as the run goes: results/blocklog.py)
-and, once the hosts' agents have ended, all of them go in time order into the run's `lags`
-stream: the merged figure joins the merged samples with every host's lags (the hosts'
-histograms add), as a one-host run joins its own; each host's joins its own samples with
-its own lags (`HostSeries.grade`).
+(a few hundred bytes per job and second). Each row goes, as it comes, into the `lags`
+stream of its host's directory, `hosts/<host>/` (sealed into compressed blocks as the run
+goes: results/blocklog.py; none is held in memory) and, once the hosts' agents have ended,
+the hosts' streams are merged in time order into the run's `lags` stream: the merged figure
+joins the merged samples with every host's lags (the hosts' histograms add), as a one-host
+run joins its own; each host's joins its own samples with its own lags (`HostSeries.grade`).
 """
 
 from __future__ import annotations
 
 import functools
+import heapq
 import threading
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from assay.exitcodes import UserError
-from assay.metrics.duetime import STREAM, PacedJob, due_join, due_windows, logged_jobs
+from assay.metrics.duetime import SLACK_S, STREAM, PacedJob, due_join, due_windows, logged_jobs
 from assay.plan import RUN_JOB, Plan
-from assay.results.blocklog import BlockLog
+from assay.results.blocklog import BlockLog, read_rows
 from assay.results.rundir import RunDir
 from assay.runners.agent import agent_python
 from assay.runners.base import Runner
 from assay.runners.issuelog import IssueLogs, Pump
-
-HOST_STREAM = "host_lags"
 
 
 class HostLags:
@@ -38,10 +37,10 @@ class HostLags:
         self.jobs: dict[str, list[PacedJob]] = {
             h: logged_jobs(files.get(RUN_JOB, "")) for h, files in plan.jobfiles.items()}
         self.readers: dict[str, IssueLogs] = {}
-        self.rows: dict[str, list[dict[str, Any]]] = {}  # host -> its lag rows
         self.errors: dict[str, str] = {}  # host -> why its figures are missing or partial
         self.pump: Pump | None = None  # one thread reads every host's agent
-        self.log: BlockLog | None = None  # the host_lags stream, open while agents send
+        self.hosts: set[str] = set()  # those whose agent was started
+        self.logs: dict[str, BlockLog] = {}  # each host's lags, open while its agent sends
         self._lock = threading.Lock()
 
     def needed(self, host: str) -> bool:
@@ -58,8 +57,9 @@ class HostLags:
         """The agent on every host that needs it, before fio starts there."""
         for host, runner in runners.items():
             if self.needed(host) and host not in self.readers:
-                self.rows[host] = []
-                self.log = self.log or BlockLog(self.rd.path, HOST_STREAM)
+                self.hosts.add(host)
+                if host not in self.logs:
+                    self.logs[host] = BlockLog(self.rd.host_dir(host), STREAM)
                 self.pump = self.pump or Pump()
                 self.readers[host] = IssueLogs(runner, [j.spec() for j in self.jobs[host]],
                                                functools.partial(self._row, host),
@@ -67,10 +67,10 @@ class HostLags:
 
     def _row(self, host: str, row: dict[str, Any]) -> None:
         with self._lock:
-            if self.log is None:  # an agent still talking after finish(): its run has ended
+            log = self.logs.get(host)
+            if log is None:  # an agent still talking after finish(): its run has ended
                 return
-            self.rows[host].append(row)
-            self.log.append([{"host": host, **row}])
+            log.append([row])
 
     def finish(self, lost: Collection[str]) -> None:
         """Every host's fio has ended: each agent sends what is left and ends (a lost host's
@@ -95,31 +95,57 @@ class HostLags:
             self.pump.close()
             self.pump = None
         self.close()
-        merged = sorted(({"host": h, **r} for h, rows in self.rows.items() for r in rows),
-                        key=lambda r: float(r["t"]))
+        merged = heapq.merge(*(self._keyed(h) for h in sorted(self.hosts)),
+                             key=lambda r: float(r["t"]))
         store = BlockLog(self.rd.path, STREAM)
         try:
-            for i in range(0, len(merged), 1000):
-                store.append(merged[i:i + 1000])
+            batch: list[dict[str, Any]] = []
+            for row in merged:
+                batch.append(row)
+                if len(batch) == 1000:
+                    store.append(batch)
+                    batch = []
+            store.append(batch)
         finally:
             store.close()
 
-    def close(self) -> None:
-        """The host_lags stream ends: its rows stay readable (a tail and blocks)."""
-        with self._lock:
-            if self.log is not None:
-                self.log.close()
-                self.log = None
+    def _keyed(self, host: str) -> Iterator[dict[str, Any]]:
+        for row in in_time_order(read_rows(self.rd.host_dir(host), STREAM)):
+            yield {"host": host, **row}
 
-    def host_figures(self, host: str, plan: Plan, samples: Sequence[dict[str, Any]]) \
+    def close(self) -> None:
+        """The hosts' lags streams end: their rows stay readable (a tail and blocks)."""
+        with self._lock:
+            logs, self.logs = self.logs, {}
+        for log in logs.values():
+            log.close()
+
+    def host_figures(self, host: str, plan: Plan, samples: Iterable[dict[str, Any]]) \
             -> dict[str, dict[str, float | None]]:
         """Latency from the due time of one host's components (`plan`: as the host sees it),
-        from its own samples and lags."""
-        rows = self.rows.get(host)
-        if not rows:
+        from its own samples and lags, both read back from the host's streams."""
+        if host not in self.hosts:
             return {}
-        return due_join(samples, sorted(rows, key=lambda r: float(r["t"])), due_windows(plan))
+        return due_join(samples, in_time_order(read_rows(self.rd.host_dir(host), STREAM)),
+                        due_windows(plan))
 
     def record(self) -> dict[str, Any]:
         """run.json's `cluster.due_time`: the hosts read, and any host whose agent failed."""
-        return {"hosts": sorted(self.rows), "errors": self.errors}
+        return {"hosts": sorted(self.hosts), "errors": self.errors}
+
+
+def in_time_order(rows: Iterable[dict[str, Any]], slack: float = SLACK_S) \
+        -> Iterator[dict[str, Any]]:
+    """A host's lag rows in time order: its agent sends each job's seconds in order, the
+    jobs a little apart. Only the last `slack` seconds are held; a row later than that
+    comes out late, as the join would take it anyway."""
+    held: list[tuple[float, int, dict[str, Any]]] = []
+    newest = float("-inf")
+    for i, row in enumerate(rows):
+        t = float(row["t"])
+        newest = max(newest, t)
+        heapq.heappush(held, (t, i, row))
+        while held[0][0] < newest - slack:
+            yield heapq.heappop(held)[2]
+    while held:
+        yield heapq.heappop(held)[2]

@@ -16,6 +16,7 @@ cluster/merge.py.
 from __future__ import annotations
 
 import copy
+import resource
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -79,6 +80,7 @@ class RunnerGroup:
             envs[name] = variables(Path(hp.host.path or "/"), direct)
         group = cls(plan, runners, envs, rd)
         group.force = force
+        more_files()
         try:
             for name in plan.cluster.hosts:
                 runners[name] = factory(name, rd.host_dir(name))
@@ -197,3 +199,12 @@ class RunnerGroup:
                 "variables": self.envs, "skew_ms": self.skew,
                 "worst_skew_ms": round(max(spreads), 3) if spreads else None,
                 "lost": self.lost, "late": self.late, "failover": self.failover.record()}
+
+
+def more_files() -> None:
+    """Each host holds its sessions' pipes and its stream files open all run: a few hundred
+    hosts pass the usual soft limit of 1,024 open files. It is raised to the hard limit, as
+    a server that holds a connection per client does."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if resource.RLIM_INFINITY not in (soft, hard) and soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))

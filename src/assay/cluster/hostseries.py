@@ -2,10 +2,12 @@
 
 A host's dumps go through a Sampler of its own (its components' targets scaled to its
 instances): `host_series.ndjson` (one row per host, component and second, keyed `host`) and
-the `host_samples` stream (counts and histogram bins, for exact re-aggregation; sealed into
-compressed blocks as the run goes, as the run's own samples: results/blocklog.py). At the
-end each host is graded on its own samples against the `each_host.` thresholds, and a host
-whose jobs did no IO at all fails the run by name.
+the `samples` stream of the host's own directory, `hosts/<host>/` (counts and histogram
+bins, for exact re-aggregation; sealed into compressed blocks as the run goes, as the run's
+own samples: results/blocklog.py). At the end each host is graded on its own samples, read
+back from that stream (nothing of a host's seconds is held in memory: a day-long run of many
+hosts grades as a short one does), against the `each_host.` thresholds, and a host whose
+jobs did no IO at all fails the run by name.
 """
 
 from __future__ import annotations
@@ -20,12 +22,12 @@ from assay.metrics.counters import Parsed
 from assay.metrics.sampler import Sample, Sampler, stored_line
 from assay.plan import Plan
 from assay.plan.tally import AFTER_LOSS, host_view
-from assay.results.blocklog import BlockLog
+from assay.results.blocklog import BlockLog, StoredRows
 from assay.results.rundir import RunDir
 from assay.thresholds.evaluate import Result
 from assay.thresholds.grammar import Threshold
 
-SAMPLES = "host_samples"
+SAMPLES = "samples"  # in each host's directory
 
 
 class HostSeries:
@@ -37,9 +39,10 @@ class HostSeries:
         self.samplers = {h: Sampler([c for c in hp.specs if c.jobs], warmup_s=plan.warmup,
                                     parsed=self.parsed)
                          for h, hp in plan.cluster.hosts.items()}  # fio's: databases add()
-        self.samples: dict[str, list[dict[str, Any]]] = {h: [] for h in plan.cluster.hosts}
+        self.counts = dict.fromkeys(plan.cluster.hosts, 0)  # samples stored per host
+        self.ios = dict.fromkeys(plan.cluster.hosts, 0)
         self.failures: dict[str, list[Result]] = {}  # a participant's own (a lost database)
-        self.log: BlockLog | None = None  # host_samples, opened by the first sample
+        self.logs: dict[str, BlockLog] = {}  # each host's stream, opened by its first sample
 
     def feed(self, host: str, doc: dict[str, Any], jobs_start_ms: float) -> None:
         """A host's dump stamped with the merged dump's time, on an axis that starts where the
@@ -53,18 +56,23 @@ class HostSeries:
         """A host's samples, from its fio or another participant (cluster/postgresrows.py)."""
         if not samples:
             return
-        records = [{"host": host, **s.record()} for s in samples]
         self.rd.append_text("host_series.ndjson", "\n".join(  # one write for the second
             json.dumps({"host": host, **s.row()}, separators=(",", ":")) for s in samples))
-        self.log = self.log or BlockLog(self.rd.path, SAMPLES)
-        self.log.append([stored_line(r) for r in records])
-        self.samples[host] += records
+        log = self.logs.get(host) or self.logs.setdefault(
+            host, BlockLog(self.rd.host_dir(host), SAMPLES))
+        log.append([stored_line(s.record()) for s in samples])
+        self.counts[host] += len(samples)
+        self.ios[host] += sum(s.ios for s in samples)
+
+    def samples(self, host: str) -> StoredRows:
+        """A host's samples, read back from its stream at each pass."""
+        return StoredRows(self.rd.host_dir(host), SAMPLES, self.counts[host])
 
     def close(self) -> None:
-        """Every host's samples are in: the stream ends (its rows stay readable)."""
-        if self.log is not None:
-            self.log.close()
-            self.log = None
+        """Every host's samples are in: the streams end (their rows stay readable)."""
+        logs, self.logs = self.logs, {}
+        for log in logs.values():
+            log.close()
 
     def host_plan(self, host: str) -> Plan:
         """The plan as one host sees it: its components, its targets, the each_host
@@ -72,12 +80,13 @@ class HostSeries:
         return host_view(self.plan, host)
 
     def grade(self, steps: Sequence[dict[str, Any]], lost: dict[str, dict[str, Any]],
-              due: Callable[[str, Plan, list[dict[str, Any]]], Any] | None = None) \
+              due: Callable[[str, Plan, StoredRows], Any] | None = None) \
             -> dict[str, Any]:
         """Per host: its statistics and results (run.json `cluster.hosts_graded`); `due`
         gives a host's latency from the due time (cluster/duetime.py)."""
         out: dict[str, Any] = {}
-        for host, samples in self.samples.items():
+        for host in self.counts:
+            samples = self.samples(host)
             plan = self.host_plan(host)
             skipped: list[str] = []
             if host in lost:  # a lost host is not graded on what came after its loss
@@ -87,7 +96,7 @@ class HostSeries:
             v = verdict.grade(plan, samples, steps, [],
                               due=due(host, plan, samples) if due else None)
             results = list(v.results)
-            ios = sum(int(s.get("ios") or 0) for s in samples)
+            ios = self.ios[host]
             if ios == 0:
                 why = f"lost at {lost[host]['t']}s" if host in lost else "its fio ran"
                 results.append(no_io(host, why))

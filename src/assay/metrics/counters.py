@@ -8,6 +8,7 @@ loss, is read once, not every second.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,8 +24,21 @@ class Cumulative:
     bytes: int = 0
     lat_sum_ns: float = 0.0
     lat_max_ns: int = 0
-    hist: Histogram = field(default_factory=Histogram)
+    hist: Histogram = field(default_factory=Histogram)  # an interval's: the IOs in it
     cum_max_ns: int = 0  # in an interval diff: the job's maximum so far (caps bucket values)
+    bins: Mapping[str, int] = field(default_factory=dict)  # a dump's: fio's, as it sent them
+
+    def since(self, earlier: Cumulative) -> Histogram:
+        """The IOs completed since `earlier` (fio's bins are cumulative). A long run's bins
+        hold every bucket it ever hit; the few that moved this second are found in one C-level
+        pass (items views), and only they are walked here: a day's run costs each second what
+        its first minute did."""
+        out = Histogram()
+        for k, v in self.bins.items() - earlier.bins.items():
+            d = v - earlier.bins.get(k, 0)
+            if d > 0:
+                out.bins[int(k)] = d
+        return out
 
 
 def counters(job: dict[str, Any], d: str) -> Cumulative:
@@ -41,7 +55,7 @@ def counters(job: dict[str, Any], d: str) -> Cumulative:
         bytes=int(part.get("io_bytes") or 0),
         lat_sum_ns=float(lat.get("mean") or 0.0) * n,
         lat_max_ns=int(lat.get("max") or 0),
-        hist=Histogram.from_fio(hist_src.get("bins") or {}),
+        bins=hist_src.get("bins") or {},
     )
 
 

@@ -170,7 +170,7 @@ class Sampler:
                     bytes=max(now.bytes - prev.bytes, 0) if now.ios else 0,
                     lat_sum_ns=max(now.lat_sum_ns - prev.lat_sum_ns, 0.0),
                     lat_max_ns=now.lat_max_ns if now.lat_max_ns > prev.lat_max_ns else 0,
-                    hist=now.hist.minus(prev.hist), cum_max_ns=now.lat_max_ns)
+                    hist=now.since(prev), cum_max_ns=now.lat_max_ns)
                 self._last[(name, d)] = now
         samples = [self._sample(spec, diffs, t, dt) for spec in self.components]
         self._last_t = t
