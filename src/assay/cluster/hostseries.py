@@ -13,7 +13,7 @@ jobs did no IO at all fails the run by name.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -28,6 +28,7 @@ from assay.thresholds.evaluate import Result
 from assay.thresholds.grammar import Threshold
 
 SAMPLES = "samples"  # in each host's directory
+HELD = 4096  # a host's samples graded from one reading up to this many (a few MB)
 
 
 class HostSeries:
@@ -64,9 +65,11 @@ class HostSeries:
         self.counts[host] += len(samples)
         self.ios[host] += sum(s.ios for s in samples)
 
-    def samples(self, host: str) -> StoredRows:
-        """A host's samples, read back from its stream at each pass."""
-        return StoredRows(self.rd.host_dir(host), SAMPLES, self.counts[host])
+    def samples(self, host: str) -> Collection[dict[str, Any]]:
+        """A host's samples, read back from its stream: once, when they are few (the verdict
+        walks them several times), or at each pass (a long run's)."""
+        rows = StoredRows(self.rd.host_dir(host), SAMPLES, self.counts[host])
+        return list(rows) if self.counts[host] <= HELD else rows
 
     def close(self) -> None:
         """Every host's samples are in: the streams end (their rows stay readable)."""
@@ -80,7 +83,7 @@ class HostSeries:
         return host_view(self.plan, host)
 
     def grade(self, steps: Sequence[dict[str, Any]], lost: dict[str, dict[str, Any]],
-              due: Callable[[str, Plan, StoredRows], Any] | None = None) \
+              due: Callable[[str, Plan, Collection[dict[str, Any]]], Any] | None = None) \
             -> dict[str, Any]:
         """Per host: its statistics and results (run.json `cluster.hosts_graded`); `due`
         gives a host's latency from the due time (cluster/duetime.py)."""

@@ -40,6 +40,7 @@ class RunDir:
     def __init__(self, path: Path):
         self.path = path
         self._handles: dict[str, Any] = {}
+        self._hosts: dict[str, Path] = {}  # host directories made (asked for every second)
 
     @classmethod
     def create(cls, root: Path, scenario_name: str) -> RunDir:
@@ -53,8 +54,10 @@ class RunDir:
         return self.path.name
 
     def host_dir(self, host: str = "local") -> Path:
-        d = self.path / "hosts" / host
-        d.mkdir(parents=True, exist_ok=True)
+        d = self._hosts.get(host)
+        if d is None:
+            d = self._hosts[host] = self.path / "hosts" / host
+            d.mkdir(parents=True, exist_ok=True)
         return d
 
     def write_text(self, name: str, text: str) -> Path:
