@@ -15,6 +15,7 @@ import pytest
 
 from assay.platforms import labcluster
 from assay.platforms.labcluster import Cluster
+from assay.report.cluster import host_series_rows
 from assay.results.blocklog import read_rows
 from assay.results.rundir import read_ndjson
 from tests.conftest import needs_fio
@@ -100,7 +101,7 @@ def test_a_host_fails_mid_run_and_the_survivors_sharing_a_directory_are_graded(
     # the others went on to the end; n3's data up to the loss is kept
     active = list(read_ndjson(run_dir / "cluster.ndjson"))
     assert active[-1]["hosts_active"] == 2 and active[-1]["t"] >= 19.5
-    series = list(read_ndjson(run_dir / "host_series.ndjson"))
+    series = [{"host": h, **r} for h, r in host_series_rows(run_dir)]
     last = {h: max(r["t"] for r in series if r["host"] == h) for h in ("n1", "n2", "n3")}
     assert last["n1"] >= 19.5 and last["n2"] >= 19.5 and 6 <= last["n3"] <= 10
     for h in ("n1", "n2"):  # 1 Hz from every host, no gap

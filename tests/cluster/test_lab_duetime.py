@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from assay.platforms.labcluster import Cluster
-from assay.results.rundir import read_ndjson
+from assay.results.blocklog import read_rows
 from tests.cluster.test_lab import assay
 from tests.conftest import needs_fio
 from tests.metrics.test_duetime import truth_p99_ms
@@ -61,8 +61,8 @@ def stall(results: Path, host: str, netns: str, lengths: list[float]) -> threadi
     def run() -> None:
         end = time.time() + 120
         while time.time() < end:
-            rows = list(results.glob("*/host_series.ndjson"))
-            if rows and any(r["host"] == host and r["t"] >= 5 for r in read_ndjson(rows[0])):
+            dirs = list(results.glob(f"*/hosts/{host}"))
+            if dirs and any(r["t"] >= 5 for r in read_rows(dirs[0], "series")):
                 break
             time.sleep(0.1)
         pids = fio_in(netns)

@@ -12,6 +12,7 @@ import pytest
 from rich.console import Console
 
 from assay.plan.build import plan_text
+from assay.report.cluster import host_io, host_series_rows
 from assay.report.html import write_report
 from assay.report.terminal import print_summary
 from assay.results.rundir import read_record
@@ -119,3 +120,18 @@ def test_the_report_draws_each_hosts_lines_switchable_and_a_lost_ones_ends(
                 page.click(f'#per-host-legend span[data-key="{k}"]')
     assert page.evaluate(INK, [chart, BLUE])["near"] < before / 4
     page.screenshot(path=str(tmp_path / "per-host.png"), full_page=True)
+
+
+def test_each_hosts_lines_come_from_its_series_and_an_older_runs_file_reads_the_same(
+        tmp_path: Path) -> None:
+    run_dir = cluster_run(tmp_path)
+    lines = host_io(run_dir)
+    assert sorted(lines) == ["n1", "n2", "n3"] and all(lines[h]["db.data.read"] for h in lines)
+    rows = list(host_series_rows(run_dir))
+    assert sum(r["ios"] for h, r in rows if h == "n1") > sum(r["ios"] for h, r in rows
+                                                               if h == "n3") > 0
+    old = tmp_path / "old"  # a run from before each host's streams: one file, key `host`
+    old.mkdir()
+    (old / "host_series.ndjson").write_text(
+        "".join(json.dumps({"host": h, **r}) + "\n" for h, r in rows))
+    assert host_io(old) == lines

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from assay.platforms.labcluster import Cluster
-from assay.results.rundir import read_ndjson
+from assay.report.cluster import host_series_rows
 from tests.cluster.test_lab import assay, inventory
 from tests.conftest import needs_fio
 from tests.sshlab import cluster, needs_netns  # noqa: F401
@@ -64,7 +64,7 @@ def test_each_hosts_fio_is_capped_by_target_throttle_and_the_throttle_step(
     assert step["outcome"] == "ok", step
     for h in hosts:
         assert step["hosts"][h]["read_iops"] == f"{loop_numbers(cluster, h)} 30"
-    rows = [r for r in read_ndjson(run_dir / "host_series.ndjson") if r["c"] == "db.data.read"]
+    rows = [{"host": h, **r} for h, r in host_series_rows(run_dir) if r["c"] == "db.data.read"]
     rates = {}
     for h in hosts:  # reads per second, before the step and inside its window
         def rate(lo: float, hi: float, host: str = h) -> float:

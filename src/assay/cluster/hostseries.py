@@ -1,18 +1,17 @@
 """Each host's own per-second series, beside the cluster's merged one, and its grading.
 
 A host's dumps go through a Sampler of its own (its components' targets scaled to its
-instances): `host_series.ndjson` (one row per host, component and second, keyed `host`) and
-the `samples` stream of the host's own directory, `hosts/<host>/` (counts and histogram
-bins, for exact re-aggregation; sealed into compressed blocks as the run goes, as the run's
-own samples: results/blocklog.py). At the end each host is graded on its own samples, read
-back from that stream (nothing of a host's seconds is held in memory: a day-long run of many
-hosts grades as a short one does), against the `each_host.` thresholds, and a host whose
-jobs did no IO at all fails the run by name.
+instances): the `series` and `samples` streams of the host's own directory, `hosts/<host>/`,
+as the run's own (one row per component and second: the charts' figures, and counts and
+histogram bins for exact re-aggregation), sealed into compressed blocks as the run goes
+(results/blocklog.py). At the end each host is graded on its own samples, read back from
+that stream (nothing of a host's seconds is held in memory: a day-long run of many hosts
+grades as a short one does), against the `each_host.` thresholds, and a host whose jobs did
+no IO at all fails the run by name.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from typing import Any
@@ -27,7 +26,7 @@ from assay.results.rundir import RunDir
 from assay.thresholds.evaluate import Result
 from assay.thresholds.grammar import Threshold
 
-SAMPLES = "samples"  # in each host's directory
+SERIES, SAMPLES = "series", "samples"  # in each host's directory, as the run's own
 HELD = 4096  # a host's samples graded from one reading up to this many (a few MB)
 
 
@@ -43,7 +42,7 @@ class HostSeries:
         self.counts = dict.fromkeys(plan.cluster.hosts, 0)  # samples stored per host
         self.ios = dict.fromkeys(plan.cluster.hosts, 0)
         self.failures: dict[str, list[Result]] = {}  # a participant's own (a lost database)
-        self.logs: dict[str, BlockLog] = {}  # each host's stream, opened by its first sample
+        self.logs: dict[str, tuple[BlockLog, BlockLog]] = {}  # each host's series and samples
 
     def feed(self, host: str, doc: dict[str, Any], jobs_start_ms: float) -> None:
         """A host's dump stamped with the merged dump's time, on an axis that starts where the
@@ -57,11 +56,12 @@ class HostSeries:
         """A host's samples, from its fio or another participant (cluster/postgresrows.py)."""
         if not samples:
             return
-        self.rd.append_text("host_series.ndjson", "\n".join(  # one write for the second
-            json.dumps({"host": host, **s.row()}, separators=(",", ":")) for s in samples))
-        log = self.logs.get(host) or self.logs.setdefault(
-            host, BlockLog(self.rd.host_dir(host), SAMPLES))
-        log.append([stored_line(s.record()) for s in samples])
+        logs = self.logs.get(host)
+        if logs is None:
+            d = self.rd.host_dir(host)
+            logs = self.logs[host] = (BlockLog(d, SERIES), BlockLog(d, SAMPLES))
+        logs[0].append([s.row() for s in samples])
+        logs[1].append([stored_line(s.record()) for s in samples])
         self.counts[host] += len(samples)
         self.ios[host] += sum(s.ios for s in samples)
 
@@ -74,8 +74,9 @@ class HostSeries:
     def close(self) -> None:
         """Every host's samples are in: the streams end (their rows stay readable)."""
         logs, self.logs = self.logs, {}
-        for log in logs.values():
-            log.close()
+        for pair in logs.values():
+            for log in pair:
+                log.close()
 
     def host_plan(self, host: str) -> Plan:
         """The plan as one host sees it: its components, its targets, the each_host

@@ -3,6 +3,7 @@ line per host (each graded on its own `each_host.` thresholds)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,8 @@ from rich.console import Console
 from rich.table import Table
 
 from assay.report.downsample import envelope_xy
-from assay.report.rundata import CHART_METRICS, MAX_POINTS, MIN_DT
+from assay.report.rundata import CHART_METRICS, MAX_POINTS, MIN_DT, Column
+from assay.results.blocklog import read_rows
 from assay.results.record import RunRecord
 from assay.results.rundir import read_ndjson
 from assay.scenario.units import format_latency_ms
@@ -88,32 +90,39 @@ def restarts(c: dict[str, Any]) -> list[str]:
 
 
 def host_io(run_dir: Path, max_points: int = MAX_POINTS) -> dict[str, dict[str, Any]]:
-    """host -> component -> metric -> [[t...], [v...]] from host_series.ndjson, downsampled:
-    each host's own line in the report's per-host charts (a lost host's ends at its loss:
-    it has no rows after it)."""
-    path = run_dir / "host_series.ndjson"
-    if not path.exists():
-        return {}
-    cols: dict[str, dict[str, dict[str, list[Any]]]] = {}
-    for row in read_ndjson(path):
+    """host -> component -> metric -> [[t...], [v...]] from each host's `series` stream
+    (hosts/<host>/; older runs: host_series.ndjson), downsampled: each host's own line in the
+    report's per-host charts (a lost host's ends at its loss: it has no rows after it)."""
+    cols: dict[str, dict[str, dict[str, Column]]] = {}
+    for host, row in host_series_rows(run_dir):
         t, dt = row.get("t"), row.get("dt")
         if not isinstance(t, int | float) or (isinstance(dt, int | float) and dt < MIN_DT):
             continue  # fio's closing stub is no second (rundata.chart_series)
-        c = cols.setdefault(str(row.get("host")), {}).setdefault(
-            str(row.get("c")), {k: [] for k in ("t", *CHART_METRICS)})
+        c = cols.setdefault(host, {}).setdefault(
+            str(row.get("c")), {k: Column() for k in ("t", *CHART_METRICS)})
         c["t"].append(t)
         for m in CHART_METRICS:
-            v = row.get(m)
-            c[m].append(v if isinstance(v, int | float) else None)
+            c[m].append(row.get(m))
     out: dict[str, dict[str, Any]] = {}
     for host, comps in cols.items():
         out[host] = {}
         for comp, data in comps.items():
             out[host][comp] = {}
             for m in CHART_METRICS:
-                xs, ys = envelope_xy(data["t"], data[m], max_points)
+                xs, ys = envelope_xy(data["t"][:], data[m][:], max_points)
                 out[host][comp][m] = [[round(x, 3) for x in xs], ys]
     return out
+
+
+def host_series_rows(run_dir: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(host, row) of every host's series, host after host."""
+    old = run_dir / "host_series.ndjson"
+    if old.exists():
+        yield from ((str(r.get("host")), r) for r in read_ndjson(old))
+        return
+    hosts = run_dir / "hosts"
+    for d in sorted(hosts.iterdir()) if hosts.is_dir() else ():
+        yield from ((d.name, r) for r in read_rows(d, "series"))
 
 
 def print_cluster(console: Console, run: RunRecord, per_host: bool = True) -> None:
