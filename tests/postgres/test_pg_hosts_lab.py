@@ -148,7 +148,7 @@ def test_a_database_on_two_of_three_hosts_is_graded_per_host_and_merged(
         assert hosts[h]["late_ms"] < 500  # pgbench started at the run's instant
     merged = [r for r in read_ndjson(run_dir / "series.ndjson") if r["c"] == "pg.tx.commit"]
     assert sum(r["ios"] for r in merged) == sum(r["ios"] for _, r in per_host) > 0
-    assert [r["t"] for r in merged] == sorted({r["t"] for r in per_host})  # one axis
+    assert [r["t"] for r in merged] == sorted({r["t"] for _, r in per_host})  # one axis
     assert all(r["target_iops"] == 2 * RATE for r in merged if r["phase"] == "run")
     # the thresholds graded merged and on each host with a database
     merged_tps = [t for t in rec["thresholds"] if t["expr"].startswith("pg.tps")]
