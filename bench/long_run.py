@@ -154,18 +154,21 @@ class TimedSynthetic(SyntheticRunner):
 
 
 def engine_cpu(hours: float) -> tuple[float, float]:
-    """(engine CPU s, synthetic fio CPU s) of a whole run of `hours`: sampler, live verdict,
-    store, final verdict, phases and report, as Engine.execute does them."""
+    """(engine CPU s, synthetic fio CPU s) of a whole run of `hours`."""
     seconds = int(hours * 3600)
     text = SYNTHETIC.format(workloads="\n".join(EXCHANGE.format(i=i) for i in range(1, 5)),
                             minutes=seconds // 60 - 10)
-    plan = plan_text(text, "day-long.yaml")
+    return timed_run(plan_text(text, "day-long.yaml"), functools.partial(TimedSynthetic, seconds))
+
+
+def timed_run(plan: Any, runner: Any) -> tuple[float, float]:
+    """(engine CPU s, synthetic fio CPU s) of one whole run: sampler, live verdict, store,
+    final verdict, phases and report, as Engine.execute does them."""
     root = Path(tempfile.mkdtemp(prefix="assay-bench-cost-"))
     try:
         TimedSynthetic.fio_cpu = 0.0
         c0 = time.process_time()
-        out = Engine(plan, RunOptions(root / "results",
-                                      runner=functools.partial(TimedSynthetic, seconds)),
+        out = Engine(plan, RunOptions(root / "results", runner=runner),
                      Console(file=io.StringIO())).execute()
         total = time.process_time() - c0
         assert out.status == "passed", out.reason
@@ -202,28 +205,18 @@ def cluster_cpu(hours: float, hosts: int) -> dict[str, float]:
     """A cluster run of `hosts` synthetic hosts for `hours`, in this process: engine CPU s,
     synthetic fio CPU s, peak RSS MB."""
     seconds = int(hours * 3600)
-    root = Path(tempfile.mkdtemp(prefix="assay-bench-cost-"))
-    try:
+    with tempfile.TemporaryDirectory(prefix="assay-bench-hosts-") as tmp:
         lines = []
         for i in range(hosts):
-            (root / "t" / f"n{i}").mkdir(parents=True)
-            lines.append(f"n{i} ansible_host=192.0.2.{i + 1} assay_path={root / 't' / f'n{i}'}")
+            (Path(tmp) / f"n{i}").mkdir()
+            lines.append(f"n{i} ansible_host=192.0.2.{i + 1} assay_path={Path(tmp) / f'n{i}'}")
         inv = inventory.parse("\n".join(lines) + "\n", "inventory.ini")
         plan = plan_text(CLUSTER.format(minutes=seconds // 60 - 10), "cluster.yaml", hosts=inv)
         # the hosts make their dumps in no time: a few seconds ahead of the merge, not hours
         ClusterRun.QUEUED = 4 * hosts
-        TimedSynthetic.fio_cpu = 0.0
         before = rss_mb()
-        c0 = time.process_time()
-        out = Engine(plan, RunOptions(root / "results",
-                                      runner=functools.partial(SyntheticHost, seconds)),
-                     Console(file=io.StringIO())).execute()
-        total = time.process_time() - c0
-        assert out.status == "passed", out.reason
-        return {"engine": total - TimedSynthetic.fio_cpu, "fio": TimedSynthetic.fio_cpu,
-                "rss_mb": peak_mb() - before}
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+        engine, fio = timed_run(plan, functools.partial(SyntheticHost, seconds))
+        return {"engine": engine, "fio": fio, "rss_mb": peak_mb() - before}
 
 
 def cluster_cost(lengths: list[float], hosts: int) -> None:
