@@ -293,10 +293,12 @@ def test_host_utilisation_and_the_xray_band_are_drawn(tmp_path: Path, open_repor
     for t in range(1, 12):  # real probe readings, one per second of the fixture's clock
         time.sleep(0.02)
         row = {"t": float(t), "host": "local", **probe.sample()}
-        # a known send rate on top of the (idle) network, and a known busy CPU (an idle
-        # machine reads 0 % over 20 ms), so their lines are off the axis
+        # a known send rate on top of the (idle) network, a known busy CPU (an idle machine
+        # reads 0 % over 20 ms) and a known memory use, so their lines slope: a flat line
+        # that falls between two pixel rows is drawn half-transparent in both
         row["net.test0.tx_mbps"], row["net.test0.rx_mbps"] = 5.0 + t, 0.0
         row["cpu_pct"] = 20.0 + 3 * t
+        row["mem_used_pct"] = 30.0 + 2 * t
         rows.append(row)
     (run / "hosts.ndjson").write_text("".join(json.dumps(r) + "\n" for r in rows))
     o = open_report(write_report(run))
