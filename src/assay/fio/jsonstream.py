@@ -15,57 +15,97 @@ from typing import Any
 
 
 class JsonStream:
-    """Incremental splitter: feed text chunks, get complete documents back."""
+    """Incremental splitter: feed text chunks, get complete documents back.
+
+    A json+ dump is thousands of lines a second per fio: the boundaries are found with
+    `str.find` over whole chunks, not with a Python step per line, and an open document is
+    kept as pieces of whole lines, joined once when it closes."""
 
     def __init__(self) -> None:
         self._partial = ""  # text after the last newline
-        self._doc: list[str] | None = None  # lines of the document being read
+        self._doc: list[str] | None = None  # the open document's text so far, whole lines
         self.noise: list[str] = []
 
     def feed(self, chunk: str) -> list[dict[str, Any]]:
         text = self._partial + chunk
-        lines = text.split("\n")
-        self._partial = lines.pop()
-        docs: list[dict[str, Any]] = []
-        for line in lines:
-            doc = self._line(line)
-            if doc is not None:
-                docs.append(doc)
-        return docs
+        cut = text.rfind("\n") + 1
+        self._partial = text[cut:]
+        return self._lines(text, cut) if cut else []
 
     def close(self) -> list[dict[str, Any]]:
-        """End of output: flush a last line that had no newline."""
+        """End of output: take a last line that had no newline; an unclosed document is
+        dropped."""
         rest, self._partial = self._partial, ""
-        doc = self._line(rest) if rest else None
-        return [doc] if doc is not None else []
+        docs = self._lines(rest + "\n", len(rest) + 1) if rest else []
+        self._doc = None
+        return docs
 
-    def _line(self, line: str) -> dict[str, Any] | None:
-        if self._doc is None:
-            if line.rstrip() == "{":
-                self._doc = [line]
-            elif line.strip():
-                self.noise.append(line.strip())
-            return None
-        self._doc.append(line)
-        if line.rstrip() != "}":
-            return None
-        lines, self._doc = self._doc, None
-        return self._decode(lines)
+    def _lines(self, text: str, end: int) -> list[dict[str, Any]]:
+        """The documents closed in `text[:end]` (whole lines); noise outside them kept."""
+        docs: list[dict[str, Any]] = []
+        pos = 0
+        while pos < end:
+            found = _line_of(text, "{" if self._doc is None else "}", pos, end)
+            stop, after = found or (end, end)
+            if self._doc is None:
+                self._keep_noise(text[pos:stop])
+                if found:
+                    self._doc = [text[stop:after]]
+            else:
+                self._doc.append(text[pos:after])
+                if found:
+                    doc = self._decode("".join(self._doc))
+                    self._doc = None
+                    if doc is not None:
+                        docs.append(doc)
+            pos = after
+        return docs
 
-    def _decode(self, lines: list[str]) -> dict[str, Any] | None:
+    def _keep_noise(self, text: str) -> None:
+        self.noise.extend(ln.strip() for ln in text.split("\n") if ln.strip())
+
+    def _decode(self, text: str) -> dict[str, Any] | None:
         try:
-            obj = json.loads("\n".join(lines))
+            obj = json.loads(text)
         except json.JSONDecodeError:
             # drop lines that cannot be JSON (noise printed mid-document) and try once more
-            kept = [ln for ln in lines if ln.strip()[:1] in '{}[]"' or ln.strip()[:1].isdigit()
-                    or ln.strip() in ("", "],", "},", "]", "}")]
-            self.noise.extend(ln.strip() for ln in lines if ln not in kept)
+            lines = text.split("\n")
+            kept: list[str] = []
+            for ln in lines:  # one pass: a dump is tens of thousands of lines
+                if _json_line(ln.strip()):
+                    kept.append(ln)
+                else:
+                    self.noise.append(ln.strip())
             try:
                 obj = json.loads("\n".join(kept))
             except json.JSONDecodeError:
-                self.noise.append(f"<undecodable document of {len(lines)} lines>")
+                self.noise.append(f"<undecodable document of {len(lines) - 1} lines>")
                 return None
         return obj if isinstance(obj, dict) else None
+
+
+def _json_line(line: str) -> bool:
+    """Whether a stripped line can be part of fio's pretty-printed JSON."""
+    return line[:1] in '{}[]"' or line[:1].isdigit() or line in ("", "],", "},", "]", "}")
+
+
+def _line_of(buf: str, mark: str, pos: int, end: int) -> tuple[int, int] | None:
+    """(start, end past its newline) of the first line in `buf[pos:end]` that is `mark` and
+    trailing blanks (a document's top level: fio indents everything inside); `pos` is a
+    line's start and `end` follows a newline."""
+    at = pos if buf.startswith(mark, pos, end) else _next_line(buf, mark, pos, end)
+    while at >= 0:
+        nl = buf.find("\n", at, end)
+        if not buf[at + len(mark):nl].strip():
+            return at, nl + 1
+        at = _next_line(buf, mark, nl, end)
+    return None
+
+
+def _next_line(buf: str, mark: str, pos: int, end: int) -> int:
+    """The start of the first line after `pos` that begins with `mark`, or -1."""
+    i = buf.find("\n" + mark, pos, end)
+    return i + 1 if i >= 0 else -1
 
 
 def split_documents(text: str) -> Iterator[dict[str, Any]]:

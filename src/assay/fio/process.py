@@ -6,6 +6,7 @@ saved too, since that is where fio says why it died.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import shutil
@@ -81,7 +82,7 @@ class FioProcess:
             self.args.insert(2, f"--status-interval={status_interval:g}")
         self.args += extra_args or []
         self._docs = DocumentQueue()
-        self.proc: subprocess.Popen[str] | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self.started = 0.0  # epoch seconds
         self.stream = JsonStream()
         self._reader: threading.Thread | None = None
@@ -100,7 +101,7 @@ class FioProcess:
             args = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(self.cgroup_procs),
                     *args]
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self._stderr,
-                                     text=True, bufsize=1, start_new_session=True,
+                                     start_new_session=True,
                                      cwd=self.jobfile.parent,
                                      env={**os.environ, **self.env} if self.env else None)
         self._watchdog = watchdog(self.proc.pid)
@@ -110,10 +111,13 @@ class FioProcess:
     def _read(self) -> None:
         assert self.proc and self.proc.stdout
         self._raw = raw = RawOutput(self.stdout_path)
+        # whatever has arrived, at once: a json+ dump is thousands of lines
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        read = getattr(self.proc.stdout, "read1", self.proc.stdout.read)
         last = None
-        for line in self.proc.stdout:
-            raw.write(line.encode("utf-8", errors="replace"))
-            for doc in self.stream.feed(line):
+        while chunk := read(1 << 16):
+            raw.write(chunk)
+            for doc in self.stream.feed(decoder.decode(chunk)):
                 last = doc
                 self._docs.put(doc)
         for doc in self.stream.close():

@@ -8,13 +8,15 @@ columnar payload a block holds.
 The payload is columnar: one JSON list per key (`t` as millisecond deltas, strings as indices
 into a names table, histogram bins flattened to per-row bin counts, key deltas and counts).
 Columns of similar numbers compress far better than text rows: 24 h x 16 components of
-samples and series take 15.3 MB instead of 834 MB of NDJSON (bench/long_run.py).
+samples and series take 15.3 MB instead of 834 MB of NDJSON (bench/long_run.py, at zlib level
+9; level 6 makes blocks 5 % larger for an eighth of the CPU).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import operator
 import struct
 import zlib
 from collections.abc import Iterable, Iterator
@@ -46,11 +48,11 @@ def encode(rows: Iterable[dict[str, Any]]) -> bytes:
                 col.append(None)
         b = r.get(BINS) or {}
         bins["n"].append(len(b))
-        prev = 0
-        for key, v in sorted((int(x), y) for x, y in b.items()):
-            bins["k"].append(key - prev)
-            bins["v"].append(v)
-            prev = key
+        if b:  # thousands of bins a row: sorted and differenced at C speed
+            order = sorted(b, key=int)
+            at = list(map(int, order))
+            bins["k"].extend(map(operator.sub, at, [0, *at[:-1]]))
+            bins["v"].extend(map(b.__getitem__, order))
     keys = list(raw)
     if any(bins["n"]):
         keys.append(BINS)
@@ -69,7 +71,8 @@ def encode(rows: Iterable[dict[str, Any]]) -> bytes:
             cols[k] = {"s": names, "i": [index[v] for v in values]}
         else:
             cols[k] = {"v": values}
-    return zlib.compress(json.dumps(cols, separators=(",", ":")).encode(), 9)
+    # level 6, not 9: 5 % larger blocks, 8 times less CPU (a lab's controller shares its cores)
+    return zlib.compress(json.dumps(cols, separators=(",", ":")).encode(), 6)
 
 
 def decode(payload: bytes) -> list[dict[str, Any]]:
