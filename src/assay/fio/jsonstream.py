@@ -8,10 +8,13 @@ those lines, so a stray line costs at most itself, never a document.
 
 from __future__ import annotations
 
+import codecs
 import json
 import queue
 from collections.abc import Iterator
-from typing import Any
+from typing import IO, Any
+
+from assay.fio.rawout import RawOutput
 
 
 class JsonStream:
@@ -142,3 +145,22 @@ class DocumentQueue:
                 return
             self.last = doc
             yield doc
+
+
+def pump(out: IO[bytes], raw: RawOutput, stream: JsonStream, docs: DocumentQueue) -> None:
+    """fio's stdout (a local or a remote one) until it ends: kept in `raw`, and each dump put
+    on `docs` as it completes. Whatever has arrived is taken at once: a json+ dump is
+    thousands of lines, and a step per line would cost the CPU the hosts of a lab share."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    read = getattr(out, "read1", out.read)
+    last = None
+    while chunk := read(1 << 16):
+        raw.write(chunk)
+        for doc in stream.feed(decoder.decode(chunk)):
+            last = doc
+            docs.put(doc)
+    for doc in stream.close():
+        last = doc
+        docs.put(doc)
+    raw.close(last)
+    docs.end()

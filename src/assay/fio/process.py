@@ -6,7 +6,6 @@ saved too, since that is where fio says why it died.
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import os
 import shutil
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.exitcodes import UserError
-from assay.fio.jsonstream import DocumentQueue, JsonStream
+from assay.fio.jsonstream import DocumentQueue, JsonStream, pump
 from assay.fio.rawout import RawOutput
 
 
@@ -110,21 +109,8 @@ class FioProcess:
 
     def _read(self) -> None:
         assert self.proc and self.proc.stdout
-        self._raw = raw = RawOutput(self.stdout_path)
-        # whatever has arrived, at once: a json+ dump is thousands of lines
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        read = getattr(self.proc.stdout, "read1", self.proc.stdout.read)
-        last = None
-        while chunk := read(1 << 16):
-            raw.write(chunk)
-            for doc in self.stream.feed(decoder.decode(chunk)):
-                last = doc
-                self._docs.put(doc)
-        for doc in self.stream.close():
-            last = doc
-            self._docs.put(doc)
-        raw.close(last)
-        self._docs.end()
+        self._raw = RawOutput(self.stdout_path)
+        pump(self.proc.stdout, self._raw, self.stream, self._docs)
 
     @property
     def write_error(self) -> str:

@@ -25,7 +25,6 @@ fio/rawout.py), stderr in <stem>.stderr.txt.
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import re
 import subprocess
@@ -35,7 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Protocol
 
-from assay.fio.jsonstream import DocumentQueue, JsonStream
+from assay.fio.jsonstream import DocumentQueue, JsonStream, pump
 from assay.fio.rawout import RawOutput
 from assay.hosts.ssh import SshHost
 from assay.runners.base import Document
@@ -117,22 +116,9 @@ class SshFioRun:
         return self._docs.last
 
     def _read_out(self, out: IO[bytes]) -> None:
-        # whatever has arrived, at once: fio's json+ dumps are thousands of lines a second
-        # per host, and a write and a flush per line would cost the hosts' CPU in a lab
-        self._raw = raw = RawOutput(self.stdout_path, flush=True)
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        read = getattr(out, "read1", out.read)
-        last = None
-        while chunk := read(1 << 16):
-            raw.write(chunk)
-            for doc in self.stream.feed(decoder.decode(chunk)):
-                last = doc
-                self._docs.put(doc)
-        for doc in self.stream.close():
-            last = doc
-            self._docs.put(doc)
-        raw.close(last)
-        self._docs.end()
+        # each chunk on disk at once: a remote fio's output comes in few, big ones
+        self._raw = RawOutput(self.stdout_path, flush=True)
+        pump(out, self._raw, self.stream, self._docs)
 
     @property
     def write_error(self) -> str:
