@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 
 from assay.plan.build import plan_text
-from assay.report.cluster import host_io, host_series_rows
+from assay.report.cluster import host_io, host_rows, host_series_rows
 from assay.report.html import write_report
 from assay.report.terminal import print_summary
 from assay.results.rundir import read_record
@@ -45,6 +45,25 @@ def test_the_summary_shows_the_cluster_then_each_host(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+def test_a_host_without_thresholds_of_its_own_has_no_mark(tmp_path: Path,
+                                                         open_report: Any) -> None:  # noqa: F811
+    plan = plan_text((REPLAY / "scenario.yaml").read_text(), "scenario.yaml",
+                     hosts=hosts_in(tmp_path, ["n1", "n2"]))
+    out, _ = run(plan, tmp_path, lambda host, work: ReplayRunner(REPLAY / "steady", host, work))
+    record = read_record(out.run_dir)
+    assert [(r["host"], r["graded"], r["passed"]) for r in host_rows(record)] == \
+        [("n1", False, True), ("n2", False, True)]
+    buf = io.StringIO()
+    print_summary(Console(file=buf, width=160), record, out.run_dir)
+    lines = [ln for ln in buf.getvalue().splitlines() if "│ n1 " in ln or "│ n2 " in ln]
+    assert len(lines) == 2 and all(ln.split("│")[0].strip() == "-" for ln in lines), lines
+    page = open_report(write_report(out.run_dir)).page
+    page.click("#per-host summary")
+    cells = page.locator("#per-host table tbody tr td:first-child").all_inner_texts()
+    assert cells == ["–", "–"]
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 def test_the_report_has_a_switchable_per_host_section(tmp_path: Path,
                                                       open_report: Any) -> None:  # noqa: F811
     run_dir = cluster_run(tmp_path)
@@ -57,6 +76,7 @@ def test_the_report_has_a_switchable_per_host_section(tmp_path: Path,
     assert page.is_visible("#per-host table")
     rows = page.inner_text("#per-host table")
     assert "n1" in rows and "n2" in rows and "lost at" in rows
+    assert rows.split("\n")[1].startswith("✗")  # n1 failed its own threshold
     assert o.errors == [] and o.requests == []
     rec = json.loads((run_dir / "run.json").read_text())
     assert rec["cluster"]["graded"]["n1"]["passed"] is False

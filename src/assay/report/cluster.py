@@ -44,6 +44,8 @@ def host_rows(run: RunRecord) -> list[dict[str, Any]]:
                      "ios": graded.get("ios"), "p99_ms": max(p99) if p99 else None,
                      "due_p99_ms": max((d for d in due if d is not None), default=None),
                      "skew_ms": skew, "lost": lost, "passed": graded.get("passed", True),
+                     # a host with no threshold of its own has no verdict of its own
+                     "graded": bool(graded.get("thresholds")) or not graded.get("passed", True),
                      "failed": failed, "fio": facts.get("fio"), "seconds": seconds})
     return rows
 
@@ -166,7 +168,8 @@ def print_cluster(console: Console, run: RunRecord, per_host: bool = True) -> No
         t.add_column(col, justify="right" if col in ("IO/s", "worst p99", "p99 from due",
                                                      "skew") else "left")
     for r in rows:
-        t.add_row("[green]✓[/]" if r["passed"] else "[red]✗[/]", r["host"],
+        mark = "[dim]-[/]" if not r["graded"] else "[green]✓[/]" if r["passed"] else "[red]✗[/]"
+        t.add_row(mark, r["host"],
                   f"{r['iops']:,.1f}", format_latency_ms(r["p99_ms"]),
                   *((format_latency_ms(r["due_p99_ms"]),) if due else ()),
                   "-" if r["skew_ms"] is None else f"{r['skew_ms']:+.1f} ms",
