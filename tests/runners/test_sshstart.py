@@ -9,6 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from assay.hosts.check import BASH_WAITS
 from assay.runners.sshfio import REPORT, START
 
 # what the "fio" reports of itself: its pid and its niceness, as the host's kernel has them
@@ -37,14 +38,25 @@ def test_fio_becomes_the_waiter_at_the_instant_at_the_shells_own_priority(tmp_pa
     assert nice == str(os.getpriority(os.PRIO_PROCESS, 0))
 
 
-def test_without_bash_the_shell_waits_by_itself(tmp_path) -> None:
+def without_bash(tmp_path: Path) -> dict[str, str]:
+    """An environment whose PATH has what the start shell uses, but no bash."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for tool in ("sh", "date", "sleep", "setsid", "pgrep", "cut", "echo"):
         found = shutil.which(tool)
         if found:
             (bin_dir / tool).symlink_to(found)
-    env = {"PATH": str(bin_dir)}
+    return {"PATH": str(bin_dir)}
+
+
+def test_hosts_check_asks_what_the_start_shell_asks(tmp_path) -> None:
+    """`hosts check` warns where fio would start after a POSIX shell's wait."""
+    assert subprocess.run(["sh", "-c", BASH_WAITS]).returncode == 0
+    assert subprocess.run(["sh", "-c", BASH_WAITS], env=without_bash(tmp_path)).returncode != 0
+
+
+def test_without_bash_the_shell_waits_by_itself(tmp_path) -> None:
+    env = without_bash(tmp_path)
     at = time.time() + 0.4
     started, reported, pid, nice = start(tmp_path, at, env)
     assert at <= started < at + 0.1, started - at

@@ -47,9 +47,10 @@ def command() -> None:
 def check(hosts_file: Path, accept_new: bool, known_hosts: str | None, timeout: int,
           scenario: str | None, json_mode: bool) -> None:
     """Check every host of an inventory, in parallel: SSH (host key verified), fio and its
-    version, python3 (3.9 or newer, for assay's agent: latency from the due time), clock
-    offset, free space and safety of the target; with --scenario, PostgreSQL on the hosts it
-    places a postgres workload on.
+    version, python3 (3.9 or newer, for assay's agent: latency from the due time), bash 5
+    (fio's close start at an instant; a warning without), clock offset, free space and
+    safety of the target; with --scenario, PostgreSQL on the hosts it places a postgres
+    workload on.
 
     Exit status: 0 every host passed, 1 a host failed, 2 invalid input.
     """

@@ -1,7 +1,7 @@
 """Is every host of an inventory ready for a run? One thread per host (bounded).
 
 Per host: SSH in batch mode with its host key verified; fio present, version >= 3.33; the
-agent's Python (and its RBD binding, pythoncheck.py); its
+agent's Python (and its RBD binding, pythoncheck.py); bash 5 for a close start; its
 clock against ours (midpoint of the fastest of a few round trips); free space at its target;
 and the rules a local target obeys (a directory's parent exists; a block device holding a
 filesystem, partition table or mount, or used by another device, is refused).
@@ -32,6 +32,9 @@ PROBE_PATH = (
     '[ -e "$d" ] || d=$(dirname -- "$p"); [ -d "$d" ] || { echo "noparent $d"; exit 3; }; '
     'df -P -k -- "$d" | tail -n 1'
 )
+# true where bash 5 runs: fio then starts at an instant from a bash waiter forked before it
+# (runners/sshfio.py); `--norc`: a bash started by sshd reads ~/.bashrc otherwise (Debian's)
+BASH_WAITS = 'command -v bash >/dev/null && bash --norc -c \'[ -n "$EPOCHREALTIME" ]\''
 # $1 = the target device: its size, signatures, mount and holders
 PROBE_DEVICE = (
     'r=$(readlink -f -- "$1"); [ -b "$r" ] || { echo "notblock"; exit 3; }; '
@@ -94,6 +97,10 @@ def check_host(host: Host, *, accept_new: bool = False, known_hosts: str | None 
         r.reachable = True
         _check_fio(ssh, r)
         check_python(ssh, r)  # the agent's interpreter
+        if ssh.run(["sh", "-c", BASH_WAITS], timeout=20).returncode != 0:
+            r.warnings.append(f"{host.name}: no bash 5 there: fio starts at the instant after "
+                              f"a POSIX shell's wait, a few ms less closely (Debian: apt-get "
+                              f"install bash)")
         try:
             r.offset, r.rtt = ssh.clock_offset()
             if abs(r.offset) > CLOCK_WARN:

@@ -37,6 +37,7 @@ from typing import IO, Protocol
 
 from assay.fio.jsonstream import DocumentQueue, JsonStream, pump
 from assay.fio.rawout import RawOutput
+from assay.hosts.check import BASH_WAITS
 from assay.hosts.ssh import SshHost
 from assay.runners.base import Document
 
@@ -61,8 +62,7 @@ START = (
     'cd -- "$1" || exit 125; at=$2; shift 2; '
     # fio in a session of its own, so that the group's TERM reaches only the guard: fio
     # cannot end, orphaning job processes it just forked, before the guard has listed them
-    'if [ "$at" -gt 0 ] && command -v bash >/dev/null && '
-    'bash --norc -c \'[ -n "$EPOCHREALTIME" ]\'; then '
+    f'if [ "$at" -gt 0 ] && {BASH_WAITS}; then '
     'n=""; if [ -O / ]; then n="nice -n -10"; fi; '
     f'$n bash --norc -c {shlex.quote(AT)} assay-at "$at" "$@" & f=$!; else '
     # ${n#1} of 1000000000 + ns: the nanoseconds zero-padded to 9 digits, without a fork
