@@ -13,7 +13,7 @@ from assay.report.terminal import print_summary
 from assay.results.rundir import read_ndjson, read_record
 from assay.thresholds.evaluate import evaluate
 from assay.thresholds.grammar import parse
-from assay.verdict import host_summary
+from assay.verdict import host_summary, hosts_failure
 from tests.conftest import needs_fio, needs_root
 
 EXCHANGE = """\
@@ -86,3 +86,15 @@ def test_a_host_that_sent_part_of_the_window_is_graded_on_it_and_said_so():
     assert by["host.n2"].passed and by["host.n2"].note.startswith("over 8 of 20 s")
     missing = evaluate([parse('host.n3.cpu_pct < 90%')], [], {}, hosts=hosts)
     assert [r.passed for r in missing] == [False] and "host 'n3'" in missing[0].note
+
+
+def test_a_hosts_failed_threshold_is_named_with_why() -> None:
+    cluster = {"thresholds": [{"expr": "start_skew < 10ms", "observed": 12.5, "passed": False}],
+               "graded": {"n1": {"thresholds": [
+                   {"expr": "db.iops >= target", "passed": False,
+                    "note": "fell 3.0s behind its schedule"},
+                   {"expr": "db.lat_p99 < 20ms", "passed": False, "note": ""},
+                   {"expr": "db.behind <= 1", "passed": True, "note": ""}]},
+                   "n2": {"thresholds": [{"expr": "db.lat_p99 < 20ms", "passed": True}]}}}
+    assert hosts_failure(cluster) == ("start_skew < 10ms (12.5); n1: db.iops >= target (fell "
+                                      "3.0s behind its schedule); db.lat_p99 < 20ms")

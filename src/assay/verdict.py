@@ -148,7 +148,8 @@ def hosts_failure(cluster: dict[str, Any] | None) -> str:
     parts = [f"{t['expr']} ({t['observed']})" for t in cluster.get("thresholds", [])
              if not t["passed"]]
     for host, g in (cluster.get("graded") or {}).items():
-        bad = [t.get("note") or t["expr"] for t in g.get("thresholds", []) if not t["passed"]]
+        bad = [t["expr"] + (f" ({t['note']})" if t.get("note") else "")
+               for t in g.get("thresholds", []) if not t["passed"]]
         if bad:
             parts.append(f"{host}: {'; '.join(bad[:2])}")
     return "; ".join(parts)

@@ -44,7 +44,16 @@ def test_selector_matching_and_rate_rules():
     by = {(r.threshold.text, r.component): r for r in res}
     assert by[("m.db.iops >= target", "m.db.read")].passed  # inside the pacing tolerance
     assert not by[("m.db.iops >= target", "m.db.write")].passed
+    assert by[("m.db.iops >= target", "m.db.write")].note == "80.0% of the bound"
     assert not by[("log.write.lat_avg <= 10ms", "m.log.write")].passed
+
+
+def test_a_rate_miss_says_by_how_much_and_past_which_tolerance():
+    comps = [ComponentInfo("m.db.read", 4200)]
+    st = {"m.db.read": stats("m.db.read", 4185.9, 4200, behind=1.0, tol=13.9)}
+    (r,) = evaluate(expand(["iops >= target"]), comps, st)  # 1.0 s behind: not over the limit
+    assert not r.passed
+    assert r.note == "99.7% of the bound, short by more than the pacing tolerance (13.9 IO/s)"
 
 
 def test_a_component_that_fell_behind_cannot_pass_a_rate_threshold():

@@ -269,6 +269,9 @@ def _check(t: Threshold, s: Stats) -> Result:
         if s.behind_max_s > BEHIND_LIMIT_S:
             passed = False  # a run that fell behind its schedule cannot pass a rate threshold
             note = f"fell {s.behind_max_s:.1f}s behind its schedule"
+        elif not passed and observed is not None and bound:  # a miss says by how much
+            note = f"{observed / bound:.1%} of the bound" + (
+                f", short by more than the pacing tolerance ({slack:.1f} IO/s)" if slack else "")
         return Result(t, s.component, observed, bound, passed, note)
     assert t.value is not None
     if observed is None:
