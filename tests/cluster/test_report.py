@@ -41,6 +41,7 @@ def test_the_summary_shows_the_cluster_then_each_host(tmp_path: Path) -> None:
     for h in ("n1", "n2", "n3"):
         assert f"│ {h} " in text
     assert text.count("db.data.read.lat_p99 < 0.1ms") == 6  # each host's own, reason + row
+    assert "Hosts (each graded on its own)" in text
     assert "reason: n1: db.data.read.lat_p99 < 0.1ms; n2:" in text
 
 
@@ -57,7 +58,9 @@ def test_a_host_without_thresholds_of_its_own_has_no_mark(tmp_path: Path,
     print_summary(Console(file=buf, width=160), record, out.run_dir)
     lines = [ln for ln in buf.getvalue().splitlines() if "│ n1 " in ln or "│ n2 " in ln]
     assert len(lines) == 2 and all(ln.split("│")[0].strip() == "-" for ln in lines), lines
+    assert "Hosts (no threshold of their own: each_host.)" in buf.getvalue()
     page = open_report(write_report(out.run_dir)).page
+    assert "no threshold of their own" in page.inner_text("#per-host summary")
     page.click("#per-host summary")
     cells = page.locator("#per-host table tbody tr td:first-child").all_inner_texts()
     assert cells == ["–", "–"]

@@ -158,9 +158,10 @@ def print_cluster(console: Console, run: RunRecord, per_host: bool = True) -> No
         console.print(line)
     if not per_host:
         return
-    t = Table(title="Hosts (each graded on its own)", title_justify="left", show_edge=False,
-              pad_edge=False)
     rows = host_rows(run)
+    t = Table(title="Hosts" + (" (each graded on its own)" if any(r["graded"] for r in rows)
+                               else " (no threshold of their own: each_host.)"),
+              title_justify="left", show_edge=False, pad_edge=False)
     due = any(r["due_p99_ms"] is not None for r in rows)
     cols = ("", "host", "IO/s", "worst p99", *(("p99 from due",) if due else ()), "skew",
             "state", "failed")

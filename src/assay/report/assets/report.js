@@ -218,7 +218,9 @@
     (c.restarts || []).forEach(function (line) { add(app, "div", "note", line); });
     var d = add(app, "details", "hosts");
     d.id = "per-host";
-    add(d, "summary", null, "Per-host lines (" + c.rows.length + " hosts, each graded on its own)");
+    var graded = c.rows.some(function (r) { return r.graded !== false; });
+    add(d, "summary", null, "Per-host lines (" + c.rows.length + " hosts, " +
+      (graded ? "each graded on its own)" : "no threshold of their own: each_host.)"));
     var due = c.rows.some(function (r) { return r.due_p99_ms !== null && r.due_p99_ms !== undefined; });
     var nh = [false, false, true, true].concat(due ? [true] : [], [true, false, false]);
     var body = table(d, ["result", "host", "IO/s", "worst p99"].concat(due ? ["p99 from due"] : [],
