@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import os
 import queue
 from collections.abc import Iterator
 from typing import IO, Any
@@ -150,11 +151,12 @@ class DocumentQueue:
 def pump(out: IO[bytes], raw: RawOutput, stream: JsonStream, docs: DocumentQueue) -> None:
     """fio's stdout (a local or a remote one) until it ends: kept in `raw`, and each dump put
     on `docs` as it completes. Whatever has arrived is taken at once: a json+ dump is
-    thousands of lines, and a step per line would cost the CPU the hosts of a lab share."""
+    thousands of lines, and a step per line would cost the CPU the hosts of a lab share.
+    `out` is a pipe, read straight from its descriptor (nothing else reads it)."""
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    read = getattr(out, "read1", out.read)
+    fd = out.fileno()
     last = None
-    while chunk := read(1 << 16):
+    while chunk := os.read(fd, 1 << 16):
         raw.write(chunk)
         for doc in stream.feed(decoder.decode(chunk)):
             last = doc

@@ -27,17 +27,25 @@ class Cumulative:
     hist: Histogram = field(default_factory=Histogram)  # an interval's: the IOs in it
     cum_max_ns: int = 0  # in an interval diff: the job's maximum so far (caps bucket values)
     bins: Mapping[str, int] = field(default_factory=dict)  # a dump's: fio's, as it sent them
+    # the last `since`: a cluster host's job is diffed for its host's series and again for
+    # the merged one, against the same earlier counters (Parsed gives both the same objects)
+    _since: tuple[Cumulative, Histogram] | None = field(default=None, repr=False,
+                                                        compare=False)
 
     def since(self, earlier: Cumulative) -> Histogram:
         """The IOs completed since `earlier` (fio's bins are cumulative). A long run's bins
         hold every bucket it ever hit; the few that moved this second are found in one C-level
         pass (items views), and only they are walked here: a day's run costs each second what
-        its first minute did."""
+        its first minute did. The result is shared: never changed by its readers."""
+        if self._since is not None and self._since[0] is earlier:
+            return self._since[1]
         out = Histogram()
         for k, v in self.bins.items() - earlier.bins.items():
             d = v - earlier.bins.get(k, 0)
             if d > 0:
                 out.bins[int(k)] = d
+        earlier._since = None  # no chain of every second's counters held
+        self._since = (earlier, out)
         return out
 
 

@@ -121,6 +121,10 @@ class Sampler:
         self._last_t = 0.0
         self._done: dict[str, int] = {c.component: 0 for c in components}
         self._jobs_start_ms: float | None = None  # when fio's jobs began: the schedule's t=0
+        self._feeds: dict[tuple[str, str], list[int]] = {}  # (job, direction) -> components
+        for i, c in enumerate(components):
+            for job in dict.fromkeys(c.jobs):
+                self._feeds.setdefault((job, c.direction), []).append(i)
 
     def start(self, epoch_ms: float) -> None:
         """When fio was started; the time axis itself starts when fio's jobs do."""
@@ -172,7 +176,12 @@ class Sampler:
                     lat_max_ns=now.lat_max_ns if now.lat_max_ns > prev.lat_max_ns else 0,
                     hist=now.since(prev), cum_max_ns=now.lat_max_ns)
                 self._last[(name, d)] = now
-        samples = [self._sample(spec, diffs, t, dt) for spec in self.components]
+        parts: list[list[Cumulative]] = [[] for _ in self.components]
+        for (key, d), diff in diffs.items():  # in the dump's order: the sums add as before
+            for i in self._feeds.get((key.rsplit("#", 1)[0], d), ()):
+                parts[i].append(diff)
+        samples = [self._sample(spec, parts[i], t, dt)
+                   for i, spec in enumerate(self.components)]
         self._last_t = t
         return samples
 
@@ -194,10 +203,8 @@ class Sampler:
         start = ts - ran_ms
         return max(start, self._t0_ms) if self._t0_ms is not None else start
 
-    def _sample(self, spec: ComponentSpec, diffs: dict[tuple[str, str], Cumulative], t: float,
+    def _sample(self, spec: ComponentSpec, parts: list[Cumulative], t: float,
                 dt: float) -> Sample:
-        parts = [c for (key, d), c in diffs.items()
-                 if d == spec.direction and key.rsplit("#", 1)[0] in spec.jobs]
         hist = Histogram.merged(p.hist for p in parts)
         ios = sum(p.ios for p in parts)
         exact_max = max((p.lat_max_ns for p in parts), default=0)
