@@ -11,13 +11,17 @@ report. Goals: <= 4 ms of CPU per host-second (256 hosts on one core at 1 Hz) an
 of RSS per host.
 
 CPU is this process's (user + system, getrusage), not wall time, so the figure holds on a
-loaded machine: over the whole run (checks, prefill phase, load, grading, report), and over
+loaded machine: over the whole run (checks, prefill phase, load, grading, report); over
 the load alone (the engine's loop: merging the dumps, the series, the agents' rows), the
-steady state that a longer run repeats each second. The `cat` processes replaying the
-agents' rows are left out, as the agents' own CPU is spent on the hosts. RSS: each size
-runs in a fresh process; the peak (ru_maxrss) minus the process's RSS before the run, per
-host. `--due off` strips the issue logs from the
-job files: the same run without latency from the due time, side by side.
+steady state that a longer run repeats each second and that must keep up with the hosts;
+over the finish (every host graded, latency from the due time joined, run.json, the
+report), paid at the run's end, most of it in proportion to the run's seconds; and what
+is left, in ms per host whatever the length (the checks, the hosts' plans, the agents
+started, the prefill phase): over these 8 s it weighs more than half what the load does.
+The `cat` processes replaying the agents' rows are left out, as the agents' own CPU is
+spent on the hosts. RSS: each size runs in a fresh process; the peak (ru_maxrss) minus the
+process's RSS before the run, per host. `--due off` strips the issue logs from the job
+files: the same run without latency from the due time, side by side.
 
     .venv/bin/python bench/controller_scale.py [--hosts 16 64 256] [--due on|off|both]
 """
@@ -72,9 +76,10 @@ class LiveReplay(ReplayRunner):
 
 
 class TimedEngine(Engine):
-    """The engine, with the CPU spent in its load loop measured."""
+    """The engine, with the CPU spent in its load loop and in its finish measured."""
 
     load_cpu = 0.0
+    finish_cpu = 0.0
     load_peak_kib = 0  # the process's peak RSS as the load ended
 
     def _drive(self, *args: Any, **kwargs: Any) -> tuple[str, str]:
@@ -84,6 +89,13 @@ class TimedEngine(Engine):
         finally:
             TimedEngine.load_cpu += cpu() - t0
             TimedEngine.load_peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+    def _finish(self, *args: Any, **kwargs: Any) -> Any:
+        t0 = cpu()
+        try:
+            return super()._finish(*args, **kwargs)
+        finally:
+            TimedEngine.finish_cpu += cpu() - t0
 
 
 def cpu() -> float:
@@ -126,6 +138,9 @@ def one(hosts: int, due: bool, speed: float | None = 1.0) -> dict[str, float]:
                 "host_seconds": hosts * seconds,
                 "cpu_ms_per_host_s": 1000 * cpu / (hosts * seconds),
                 "load_ms_per_host_s": 1000 * TimedEngine.load_cpu / (hosts * seconds),
+                "finish_ms_per_host_s": 1000 * TimedEngine.finish_cpu / (hosts * seconds),
+                "fixed_ms_per_host": 1000 * (cpu - TimedEngine.load_cpu
+                                             - TimedEngine.finish_cpu) / hosts,
                 "rss_mib_per_host": (peak - before_rss) / 1024 / hosts,
                 "load_rss_mib_per_host": (TimedEngine.load_peak_kib - before_rss) / 1024 / hosts,
                 "peak_rss_mib": peak / 1024, "due_hosts": due_hosts,
@@ -144,8 +159,8 @@ def main() -> int:
         print(json.dumps(one(int(args.one[0]), args.one[1] == "on")))
         return 0
     modes = {"on": ["on"], "off": ["off"], "both": ["off", "on"]}[args.due]
-    print("hosts  due  CPU ms/host-s (load only)  RSS MiB/host (load only)  peak RSS MiB  "
-          "CPU s  wall s  hosts with p99 from due  lost")
+    print("hosts  due  CPU ms/host-s (load only, finish)  fixed ms/host  "
+          "RSS MiB/host (load only)  peak RSS MiB  CPU s  wall s  hosts with p99 from due  lost")
     worst = 0.0
     for n in args.hosts:
         for mode in modes:
@@ -155,9 +170,10 @@ def main() -> int:
                 print(r.stderr[-2000:], file=sys.stderr)
                 return 1
             f = json.loads(r.stdout.strip().splitlines()[-1])
-            load = f"({f['load_ms_per_host_s']:.2f})"
+            load = f"({f['load_ms_per_host_s']:.2f}, {f['finish_ms_per_host_s']:.2f})"
             rss = f"({f['load_rss_mib_per_host']:.2f})"
-            print(f"{n:5d}  {mode:>3}  {f['cpu_ms_per_host_s']:13.2f} {load:>11}  "
+            print(f"{n:5d}  {mode:>3}  {f['cpu_ms_per_host_s']:13.2f} {load:>19}  "
+                  f"{f['fixed_ms_per_host']:13.1f}  "
                   f"{f['rss_mib_per_host']:12.2f} {rss:>11}  {f['peak_rss_mib']:12.0f}  "
                   f"{f['cpu_s']:5.1f}  {f['wall_s']:6.1f}  {f['due_hosts']:23d}  {f['lost']}")
             for why in f["lost_why"]:
