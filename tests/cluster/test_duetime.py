@@ -10,8 +10,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from assay.cluster.duetime import in_time_order
 from assay.engine import Engine
+from assay.metrics.duetime import in_time_order
 from assay.plan.build import plan_text
 from assay.report.terminal import print_summary
 from assay.results.blocklog import read_rows

@@ -23,7 +23,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from assay.cluster.duetime import HostLags
 from assay.cluster.failover import Failover
 from assay.cluster.hostcheck import check_host, same_fio
 from assay.cluster.hostseries import HostSeries
@@ -31,6 +30,7 @@ from assay.cluster.liveness import LOSS_S, PROBE_S
 from assay.cluster.merge import ClusterRun, call_quietly
 from assay.cluster.throttle import HostsBlkio
 from assay.exitcodes import UserError
+from assay.participants.lags import HostLags
 from assay.plan import Plan
 from assay.plan.model import variables
 from assay.results.rundir import RunDir

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from assay.cluster import devices
-from assay.cluster.duetime import HostLags
 from assay.exitcodes import UserError
 from assay.hosts.check import FIO_MIN, fio_version
+from assay.participants.lags import HostLags
 from assay.plan import RUN_JOB, Plan
 from assay.platforms import rbdjobs
 from assay.runners.base import CommandResult, Powers, Runner

@@ -87,7 +87,7 @@ class HostSeries:
               due: Callable[[str, Plan, Collection[dict[str, Any]]], Any] | None = None) \
             -> dict[str, Any]:
         """Per host: its statistics and results (run.json `cluster.hosts_graded`); `due`
-        gives a host's latency from the due time (cluster/duetime.py)."""
+        gives a host's latency from the due time (participants/lags.py)."""
         out: dict[str, Any] = {}
         for host in self.counts:
             samples = self.samples(host)

@@ -25,6 +25,7 @@ runs), the agent's job list, and the join.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -215,6 +216,23 @@ def _by_second(rows: Iterable[dict[str, Any]]) -> Iterator[tuple[int, list[dict[
         yield current, group
 
 
+def in_time_order(rows: Iterable[dict[str, Any]], slack: float = SLACK_S) \
+        -> Iterator[dict[str, Any]]:
+    """A host's lag rows in time order: its agent sends each job's seconds in order, the
+    jobs a little apart. Only the last `slack` seconds are held; a row later than that
+    comes out late, as the join would take it anyway."""
+    held: list[tuple[float, int, dict[str, Any]]] = []
+    newest = float("-inf")
+    for i, row in enumerate(rows):
+        t = float(row["t"])
+        newest = max(newest, t)
+        heapq.heappush(held, (t, i, row))
+        while held[0][0] < newest - slack:
+            yield heapq.heappop(held)[2]
+    while held:
+        yield heapq.heappop(held)[2]
+
+
 Windows = Mapping[str, tuple[list[str], float, float]]
 
 
@@ -222,7 +240,8 @@ def due_latency(run_dir: Path, components: Windows) -> dict[str, dict[str, float
     """component -> latency from the due time over its window, for components whose every
     job has lags in the run's `lags` stream. `components`: name -> (its jobs, window start,
     window end)."""
-    return due_join(read_rows(run_dir, "samples"), read_rows(run_dir, STREAM), components)
+    return due_join(read_rows(run_dir, "samples"), in_time_order(read_rows(run_dir, STREAM)),
+                    components)
 
 
 def due_join(samples: Iterable[dict[str, Any]], lag_rows: Iterable[dict[str, Any]],

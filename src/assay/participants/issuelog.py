@@ -1,34 +1,29 @@
-"""The agent reading fio's issue logs beside fio, for latency from the due time: here
-(runners/issuelog.py; its rows are the run's `lags` stream) or on each host
-(cluster/duetime.py; the hosts' rows merged into `lags` at the end)."""
+"""The agents reading fio's issue logs beside fio, for latency from the due time: one on each
+host of the run, this machine's alone on a local run (participants/lags.py keeps their rows).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Collection, Mapping
 from typing import Any
 
-from assay.metrics.duetime import STREAM, PacedJob
 from assay.participants.base import ParticipantBase
-from assay.results.blocklog import BlockLog
-from assay.results.rundir import RunDir
+from assay.participants.lags import HostLags
 from assay.runners.base import Runner
-from assay.runners.issuelog import IssueLogs
 
 
-class LocalIssueLog(ParticipantBase):
+class IssueLog(ParticipantBase):
     name = "due_time"
 
-    def __init__(self, runner: Runner, jobs: list[PacedJob], rd: RunDir):
-        self.runner = runner
-        self.jobs = jobs
-        self.rd = rd
-        self.reader: IssueLogs | None = None
+    def __init__(self, lags: HostLags, runners: Mapping[str, Runner], lost: Collection[str]):
+        self.lags = lags
+        self.runners = runners  # every host of the run
+        self.lost = lost  # the hosts lost so far (it changes as the run goes)
+        self.ended = False
 
     def start(self) -> None:
-        """Before fio: the agent waits for the logs fio opens."""
-        store = BlockLog(self.rd.path, STREAM)
-        self.reader = IssueLogs(self.runner, [j.spec() for j in self.jobs],
-                                lambda row: store.append([row]), store.close).start()
+        """Before fio: each agent waits for the logs fio opens (a lost host's is not started)."""
+        self.lags.start({h: r for h, r in self.runners.items() if h not in self.lost})
 
     def finish(self, now: float, rc: int) -> list[Any]:
         self._end()
@@ -39,31 +34,12 @@ class LocalIssueLog(ParticipantBase):
         return []
 
     def collect(self, status: str) -> dict[str, Any] | None:
+        """Whatever ended the run: a lost host's agent is ended at once, what it sent kept."""
         self._end()
-        return None
+        return None  # a cluster's figures and errors are its section's `due_time`
 
     def _end(self) -> None:
-        """The agent sends what fio wrote last and ends (once)."""
-        reader, self.reader = self.reader, None
-        if reader is not None:
-            reader.finish()
-
-
-class HostsIssueLog(ParticipantBase):
-    name = "due_time"
-
-    def __init__(self, start: Callable[[], None], end: Callable[[], None]):
-        self._start = start  # the agents on the hosts still active (HostLags.start)
-        self._end = end  # every agent ended, the hosts' rows merged (HostLags.finish)
-        self.ended = False
-
-    def start(self) -> None:
-        self._start()
-
-    def collect(self, status: str) -> dict[str, Any] | None:
-        """After the load, before the hosts' run directories go: a lost host's agent is
-        ended at once, what it sent is kept."""
+        """The agents send what fio wrote last and end (once)."""
         if not self.ended:
             self.ended = True
-            self._end()
-        return None  # its figures are the cluster section's `due_time`
+            self.lags.finish(self.lost)

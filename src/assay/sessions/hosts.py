@@ -22,7 +22,7 @@ from assay.metrics.sampler import ComponentSpec
 from assay.participants.base import Where
 from assay.participants.databases import Databases
 from assay.participants.integrity import Integrity
-from assay.participants.issuelog import HostsIssueLog
+from assay.participants.issuelog import IssueLog
 from assay.participants.utilisation import Utilisation
 from assay.plan import RUN_JOB, Plan
 from assay.platforms import platformstate
@@ -63,9 +63,7 @@ class HostsSession(Session):
         if session:
             self.participants.append(Integrity(session, plan.total_seconds))
         if any(group.duetime.needed(h) for h in group.runners):
-            self.participants.append(HostsIssueLog(
-                lambda: group.duetime.start({h: group.runners[h] for h in group.active()}),
-                lambda: group.duetime.finish(group.lost)))
+            self.participants.append(IssueLog(group.duetime, group.runners, group.lost))
         self.participants.append(Utilisation(group.runners, group.lost))  # and the controller's
         self.plug_in(Where(plan, rd, group.runners, group.lost))
 
@@ -87,7 +85,7 @@ class HostsSession(Session):
         return self.group.clock()
 
     def fetch_logs(self) -> list[Path]:
-        return []  # no per-IO log comes back: each host's lags are rows (HostsIssueLog)
+        return []  # no per-IO log comes back: each host's lags are rows (IssueLog)
 
     def close(self) -> None:
         if self.group:

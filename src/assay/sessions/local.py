@@ -10,11 +10,11 @@ from assay.hosts import cgroup
 from assay.hosts.cgroup import BlkioGroup
 from assay.hosts.fingerprint import block_device_facts
 from assay.integrity import lifecycle as integrity
-from assay.metrics.duetime import logged_jobs
 from assay.participants.base import Where
 from assay.participants.databases import Databases
 from assay.participants.integrity import Integrity
-from assay.participants.issuelog import LocalIssueLog
+from assay.participants.issuelog import IssueLog
+from assay.participants.lags import HostLags
 from assay.participants.utilisation import Utilisation
 from assay.plan import LOCAL, RUN_JOB
 from assay.plan.model import variables
@@ -86,9 +86,9 @@ class LocalSession(Session):
                                          rd.path, direct, lambda f: data_hash(plan, f))
         if session:
             self.participants.append(Integrity(session, plan.total_seconds))
-        jobs = logged_jobs(plan.jobfiles.get(LOCAL, {}).get(RUN_JOB, ""))
-        if jobs:
-            self.participants.append(LocalIssueLog(self.runner, jobs, rd))
+        lags = HostLags(plan, rd, each_host=False)  # this host's rows are the run's
+        if lags.needed(LOCAL):
+            self.participants.append(IssueLog(lags, {LOCAL: self.runner}, ()))
         self.participants.append(Utilisation())  # this host's, each second
         self.plug_in(Where(plan, rd, {LOCAL: self.runner}, ()))
 

@@ -1,15 +1,18 @@
-"""Latency from the due time on every host of a cluster run: the agent's `issuelog` beside
-fio on each host (runners/issuelog.py), its rows merged into each host's figures and the
-cluster's.
+"""Latency from the due time on every host of a run, this machine's alone (a local run) or
+an inventory's: the agent's `issuelog` beside fio on each host (runners/issuelog.py), its
+rows kept for the run's figure and, on a cluster, each host's.
 
 Each host's fixed-rate jobs write their issue logs in the host's run directory (one per
 instance); the agent there folds them into per-second lag histograms and sends only those
-(a few hundred bytes per job and second). Each row goes, as it comes, into the `lags`
-stream of its host's directory, `hosts/<host>/` (sealed into compressed blocks as the run
-goes: results/blocklog.py; none is held in memory) and, once the hosts' agents have ended,
-the hosts' streams are merged in time order into the run's `lags` stream: the merged figure
-joins the merged samples with every host's lags (the hosts' histograms add), as a one-host
-run joins its own; each host's joins its own samples with its own lags (`HostSeries.grade`).
+(a few hundred bytes per job and second). All the hosts' agents are read by one thread
+(Pump). Where each host is graded on its own (`each_host`: a cluster run), each row goes,
+as it comes, into the `lags` stream of its host's directory, `hosts/<host>/` (sealed into
+compressed blocks as the run goes: results/blocklog.py; none is held in memory) and, once
+the hosts' agents have ended, the hosts' streams are merged in time order into the run's
+`lags` stream. A run of one host graded as the run writes its rows straight into the run's
+stream, where the live figures read them (observe/duelive.py). Every row names its host.
+The merged figure joins the merged samples with every host's lags (the hosts' histograms
+add); each host's joins its own samples with its own lags (`HostSeries.grade`).
 """
 
 from __future__ import annotations
@@ -22,7 +25,14 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from assay.exitcodes import UserError
-from assay.metrics.duetime import SLACK_S, STREAM, PacedJob, due_join, due_windows, logged_jobs
+from assay.metrics.duetime import (
+    STREAM,
+    PacedJob,
+    due_join,
+    due_windows,
+    in_time_order,
+    logged_jobs,
+)
 from assay.plan import RUN_JOB, Plan
 from assay.results.blocklog import BlockLog, read_rows
 from assay.results.rundir import RunDir
@@ -32,8 +42,9 @@ from assay.runners.issuelog import IssueLogs, Pump
 
 
 class HostLags:
-    def __init__(self, plan: Plan, rd: RunDir):
+    def __init__(self, plan: Plan, rd: RunDir, each_host: bool = True):
         self.rd = rd
+        self.each_host = each_host  # each host's own stream, for its own figures
         self.jobs: dict[str, list[PacedJob]] = {
             h: logged_jobs(files.get(RUN_JOB, "")) for h, files in plan.jobfiles.items()}
         self.readers: dict[str, IssueLogs] = {}
@@ -41,6 +52,7 @@ class HostLags:
         self.pump: Pump | None = None  # one thread reads every host's agent
         self.hosts: set[str] = set()  # those whose agent was started
         self.logs: dict[str, BlockLog] = {}  # each host's lags, open while its agent sends
+        self.run_log: BlockLog | None = None  # the run's, as rows come (not each_host)
         self._lock = threading.Lock()
 
     def needed(self, host: str) -> bool:
@@ -58,7 +70,9 @@ class HostLags:
         for host, runner in runners.items():
             if self.needed(host) and host not in self.readers:
                 self.hosts.add(host)
-                if host not in self.logs:
+                if not self.each_host:
+                    self.run_log = self.run_log or BlockLog(self.rd.path, STREAM)
+                elif host not in self.logs:
                     self.logs[host] = BlockLog(self.rd.host_dir(host), STREAM)
                 self.pump = self.pump or Pump()
                 self.readers[host] = IssueLogs(runner, [j.spec() for j in self.jobs[host]],
@@ -67,6 +81,9 @@ class HostLags:
 
     def _row(self, host: str, row: dict[str, Any]) -> None:
         with self._lock:
+            if self.run_log is not None:
+                self.run_log.append([{"host": host, **row}])
+                return
             log = self.logs.get(host)
             if log is None:  # an agent still talking after finish(): its run has ended
                 return
@@ -74,7 +91,8 @@ class HostLags:
 
     def finish(self, lost: Collection[str]) -> None:
         """Every host's fio has ended: each agent sends what is left and ends (a lost host's
-        is ended at once: what it sent is kept); then the `lags` stream, in time order."""
+        is ended at once: what it sent is kept); then, merged from each host's, the run's
+        `lags` stream in time order."""
         for host in lost:
             if host in self.readers:
                 self.readers[host].stop()
@@ -95,6 +113,8 @@ class HostLags:
             self.pump.close()
             self.pump = None
         self.close()
+        if not self.each_host:
+            return
         merged = heapq.merge(*(self._keyed(h) for h in sorted(self.hosts)),
                              key=lambda r: float(r["t"]))
         store = BlockLog(self.rd.path, STREAM)
@@ -114,11 +134,13 @@ class HostLags:
             yield {"host": host, **row}
 
     def close(self) -> None:
-        """The hosts' lags streams end: their rows stay readable (a tail and blocks)."""
+        """The lags streams end: their rows stay readable (a tail and blocks)."""
         with self._lock:
-            logs, self.logs = self.logs, {}
-        for log in logs.values():
-            log.close()
+            logs, self.logs = [*self.logs.values(), self.run_log], {}
+            self.run_log = None
+        for log in logs:
+            if log is not None:
+                log.close()
 
     def host_figures(self, host: str, plan: Plan, samples: Iterable[dict[str, Any]]) \
             -> dict[str, dict[str, float | None]]:
@@ -133,19 +155,3 @@ class HostLags:
         """run.json's `cluster.due_time`: the hosts read, and any host whose agent failed."""
         return {"hosts": sorted(self.hosts), "errors": self.errors}
 
-
-def in_time_order(rows: Iterable[dict[str, Any]], slack: float = SLACK_S) \
-        -> Iterator[dict[str, Any]]:
-    """A host's lag rows in time order: its agent sends each job's seconds in order, the
-    jobs a little apart. Only the last `slack` seconds are held; a row later than that
-    comes out late, as the join would take it anyway."""
-    held: list[tuple[float, int, dict[str, Any]]] = []
-    newest = float("-inf")
-    for i, row in enumerate(rows):
-        t = float(row["t"])
-        newest = max(newest, t)
-        heapq.heappush(held, (t, i, row))
-        while held[0][0] < newest - slack:
-            yield heapq.heappop(held)[2]
-    while held:
-        yield heapq.heappop(held)[2]
