@@ -10,7 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from assay.metrics.duetime import PacedJob
+from assay.metrics.pacedjobs import PacedJob
 from assay.runners import LocalRunner, agent
 from assay.runners.issuelog import IssueLogs
 

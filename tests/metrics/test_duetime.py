@@ -12,7 +12,8 @@ import time
 
 import pytest
 
-from assay.metrics.duetime import due_join, due_windows, paced_jobs, pair
+from assay.metrics.duetime import due_join, due_windows, pair
+from assay.metrics.pacedjobs import paced_jobs
 from assay.plan import load
 from assay.results.blocklog import read_rows
 from tests.conftest import needs_fio

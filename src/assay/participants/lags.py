@@ -25,14 +25,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from assay.exitcodes import UserError
-from assay.metrics.duetime import (
-    STREAM,
-    PacedJob,
-    due_join,
-    due_windows,
-    in_time_order,
-    logged_jobs,
-)
+from assay.metrics.duetime import STREAM, due_join, due_windows, in_time_order
+from assay.metrics.pacedjobs import PacedJob, logged_jobs
 from assay.plan import RUN_JOB, Plan
 from assay.results.blocklog import BlockLog, read_rows
 from assay.results.rundir import RunDir

@@ -23,7 +23,8 @@ from assay.integrity.check import check as check_integrity
 from assay.integrity.check import writing
 from assay.integrity.fiojobs import apply as add_headers
 from assay.integrity.session import settings as integrity_settings
-from assay.metrics.duetime import IOLOG_SUFFIX, paced_jobs
+from assay.metrics.duetime import IOLOG_SUFFIX
+from assay.metrics.pacedjobs import paced_jobs
 from assay.metrics.summary import ComponentInfo
 from assay.plan import failover, pacing
 from assay.plan.instances import in_subdir

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from assay.metrics.duetime import fio_size
+from assay.metrics.pacedjobs import fio_size
 from assay.workloads.base import Stream
 
 SLOW_IOPS = 1.0
