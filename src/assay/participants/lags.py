@@ -148,4 +148,3 @@ class HostLags:
     def record(self) -> dict[str, Any]:
         """run.json's `cluster.due_time`: the hosts read, and any host whose agent failed."""
         return {"hosts": sorted(self.hosts), "errors": self.errors}
-
