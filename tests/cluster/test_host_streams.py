@@ -19,7 +19,7 @@ from rich.console import Console
 from assay import verdict
 from assay.cluster.hostseries import HostSeries
 from assay.engine import Engine
-from assay.metrics.duetime import due_join, due_windows
+from assay.metrics.duetime import due_join, due_windows, in_time_order
 from assay.plan.build import plan_text
 from assay.results import blocklog
 from assay.results.blocklog import read_rows
@@ -100,9 +100,9 @@ def test_host_streams_are_blocks_and_grade_each_host_as_the_run_did(tmp_path, st
     for h in DUE:
         for name in ("samples", "lags"):
             sealed(d / "hosts" / h, name)
-    # every host's lag row, once: the same rows as the merged `lags` stream holds, in time
-    # order there
-    merged = list(read_rows(d, "lags"))
+    # every host's lag row, once: the same rows as the run's `lags` stream holds, read
+    # back in time order there
+    merged = list(in_time_order(read_rows(d, "lags")))
     assert lag_rows(hosts_lags(d)) == lag_rows(merged)
     assert [r["t"] for r in merged] == sorted(r["t"] for r in merged)
     graded = rec["cluster"]["graded"]

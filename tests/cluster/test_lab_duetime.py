@@ -18,6 +18,7 @@ from assay.results.blocklog import read_rows
 from tests.cluster.test_lab import assay
 from tests.conftest import needs_fio
 from tests.metrics.test_duetime import truth_p99_ms
+from tests.observe.prom import free_port, http_get
 from tests.sshlab import cluster, needs_netns  # noqa: F401
 
 # lab runs end to end: make test's second tier
@@ -81,6 +82,27 @@ def stall(results: Path, host: str, netns: str, lengths: list[float]) -> threadi
     return t
 
 
+def scrape(port: int, seen: list[float], done: threading.Event) -> threading.Thread:
+    """The live merged `db.data.read` p99 from the due time (s), as `--metrics` serves it
+    while the run goes, into `seen`."""
+    prefix = "assay_due_latency_p99_seconds{"
+
+    def run() -> None:
+        while not done.is_set():
+            try:
+                _, _, body = http_get(f"http://127.0.0.1:{port}/metrics", timeout=2)
+            except OSError:
+                body = b""
+            for line in body.decode(errors="replace").splitlines():
+                if line.startswith(prefix) and 'component="db.data.read"' in line:
+                    seen.append(float(line.rsplit(" ", 1)[1]))
+            time.sleep(0.1)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t
+
+
 def test_a_one_second_stall_on_one_host_shows_in_its_due_time_p99_and_the_merged(
         cluster: Cluster, tmp_path: Path) -> None:  # noqa: F811
     n2 = cluster.hosts[1]
@@ -89,9 +111,13 @@ def test_a_one_second_stall_on_one_host_shows_in_its_due_time_p99_and_the_merged
     results = tmp_path / "results"
     lengths: list[float] = []
     staller = stall(results, "n2", n2.netns, lengths)
+    port, live, done = free_port(), [], threading.Event()
+    scraper = scrape(port, live, done)
     r = assay("run", str(scenario), "--hosts", cluster.inventory, "--results", str(results),
-              "--json", timeout=240)
+              "--json", "--metrics", f"127.0.0.1:{port}", timeout=240)
+    done.set()
     staller.join(timeout=10)
+    scraper.join(timeout=10)
     assert lengths, "the stall did not happen: " + r.stdout[-2000:] + r.stderr[-2000:]
     assert r.returncode == 1, r.stdout[-3000:] + r.stderr[-3000:]  # the thresholds failed
     run_dir = Path(json.loads(r.stdout)["run_dir"])
@@ -112,6 +138,10 @@ def test_a_one_second_stall_on_one_host_shows_in_its_due_time_p99_and_the_merged
     assert abs(merged["intended"]["lat_intended_p99_ms"] - truth_merged) <= \
         0.15 * truth_merged, (merged["intended"], truth_merged)
     assert merged["intended"]["lat_intended_max_ms"] >= 0.9 * lengths[0] * 1000
+    # live, as the run went: each second's merged figure once every host's lags were in;
+    # the stalled seconds' reached into n2's late IOs, the others' stayed near the jitter
+    assert live and max(live) >= 0.5 * lengths[0], (max(live, default=None), lengths)
+    assert min(live) < 0.35 * lengths[0], sorted(live)[:5]
     # graded per host and merged (500 ms: far above a loaded machine's jitter, far below
     # the stall): n2 and the cluster fail, n1 and n3 pass
     passed = {h: [t["passed"] for t in graded[h]["thresholds"]] for h in graded}
@@ -124,7 +154,8 @@ def test_a_one_second_stall_on_one_host_shows_in_its_due_time_p99_and_the_merged
     shown = assay("show", str(run_dir))
     assert "p99 from due" in shown.stdout
     print(f"stall {lengths[0]:.3f} s; due p99 {due} ms (truth n2 {truth:.0f}); merged "
-          f"{merged['intended']['lat_intended_p99_ms']:.0f} ms (truth {truth_merged:.0f})")
+          f"{merged['intended']['lat_intended_p99_ms']:.0f} ms (truth {truth_merged:.0f}); "
+          f"live {len(live)} scrapes, {min(live) * 1000:.0f} to {max(live) * 1000:.0f} ms")
 
 
 def test_a_host_without_python_for_the_agent_is_refused_before_any_io(

@@ -5,22 +5,21 @@ rows kept for the run's figure and, on a cluster, each host's.
 Each host's fixed-rate jobs write their issue logs in the host's run directory (one per
 instance); the agent there folds them into per-second lag histograms and sends only those
 (a few hundred bytes per job and second). All the hosts' agents are read by one thread
-(Pump). Where each host is graded on its own (`each_host`: a cluster run), each row goes,
-as it comes, into the `lags` stream of its host's directory, `hosts/<host>/` (sealed into
-compressed blocks as the run goes: results/blocklog.py; none is held in memory) and, once
-the hosts' agents have ended, the hosts' streams are merged in time order into the run's
-`lags` stream. A run of one host graded as the run writes its rows straight into the run's
-stream, where the live figures read them (observe/duelive.py). Every row names its host.
-The merged figure joins the merged samples with every host's lags (the hosts' histograms
-add); each host's joins its own samples with its own lags (`HostSeries.grade`).
+(Pump). Each row goes, as it comes, into the run's `lags` stream, naming its host (sealed
+into compressed blocks as the run goes: results/blocklog.py; none is held in memory), where
+the live figures read it (observe/duelive.py), and, where each host is graded on its own
+(`each_host`: a cluster run), into the `lags` stream of its host's directory too,
+`hosts/<host>/`. The hosts' rows come as their seconds close, a few seconds apart at most:
+the streams are read back in time order (metrics/duetime.py in_time_order). The merged
+figure joins the merged samples with every host's lags (the hosts' histograms add); each
+host's joins its own samples with its own lags (`HostSeries.grade`).
 """
 
 from __future__ import annotations
 
 import functools
-import heapq
 import threading
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -45,8 +44,8 @@ class HostLags:
         self.errors: dict[str, str] = {}  # host -> why its figures are missing or partial
         self.pump: Pump | None = None  # one thread reads every host's agent
         self.hosts: set[str] = set()  # those whose agent was started
-        self.logs: dict[str, BlockLog] = {}  # each host's lags, open while its agent sends
-        self.run_log: BlockLog | None = None  # the run's, as rows come (not each_host)
+        self.logs: dict[str, BlockLog] = {}  # each host's lags (each_host), while it sends
+        self.run_log: BlockLog | None = None  # the run's, every host's rows as they come
         self._lock = threading.Lock()
 
     def needed(self, host: str) -> bool:
@@ -64,9 +63,8 @@ class HostLags:
         for host, runner in runners.items():
             if self.needed(host) and host not in self.readers:
                 self.hosts.add(host)
-                if not self.each_host:
-                    self.run_log = self.run_log or BlockLog(self.rd.path, STREAM)
-                elif host not in self.logs:
+                self.run_log = self.run_log or BlockLog(self.rd.path, STREAM)
+                if self.each_host and host not in self.logs:
                     self.logs[host] = BlockLog(self.rd.host_dir(host), STREAM)
                 self.pump = self.pump or Pump()
                 self.readers[host] = IssueLogs(runner, [j.spec() for j in self.jobs[host]],
@@ -75,18 +73,15 @@ class HostLags:
 
     def _row(self, host: str, row: dict[str, Any]) -> None:
         with self._lock:
-            if self.run_log is not None:
-                self.run_log.append([{"host": host, **row}])
+            if self.run_log is None:  # an agent still talking after finish(): its run ended
                 return
-            log = self.logs.get(host)
-            if log is None:  # an agent still talking after finish(): its run has ended
-                return
-            log.append([row])
+            self.run_log.append([{"host": host, **row}])
+            if host in self.logs:
+                self.logs[host].append([row])
 
     def finish(self, lost: Collection[str]) -> None:
         """Every host's fio has ended: each agent sends what is left and ends (a lost host's
-        is ended at once: what it sent is kept); then, merged from each host's, the run's
-        `lags` stream in time order."""
+        is ended at once: what it sent is kept); the streams end."""
         for host in lost:
             if host in self.readers:
                 self.readers[host].stop()
@@ -107,25 +102,6 @@ class HostLags:
             self.pump.close()
             self.pump = None
         self.close()
-        if not self.each_host:
-            return
-        merged = heapq.merge(*(self._keyed(h) for h in sorted(self.hosts)),
-                             key=lambda r: float(r["t"]))
-        store = BlockLog(self.rd.path, STREAM)
-        try:
-            batch: list[dict[str, Any]] = []
-            for row in merged:
-                batch.append(row)
-                if len(batch) == 1000:
-                    store.append(batch)
-                    batch = []
-            store.append(batch)
-        finally:
-            store.close()
-
-    def _keyed(self, host: str) -> Iterator[dict[str, Any]]:
-        for row in in_time_order(read_rows(self.rd.host_dir(host), STREAM)):
-            yield {"host": host, **row}
 
     def close(self) -> None:
         """The lags streams end: their rows stay readable (a tail and blocks)."""

@@ -1,0 +1,61 @@
+"""Latency from the due time while the run goes, from the run's `lags` stream as the agents'
+rows come: one host's second is paired at once, a cluster's once every host's lags are in."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from assay.metrics.duetime import pair
+from assay.observe.duelive import LiveDue
+
+SERVICE = {"1000000": 90, "2000000": 10}  # fio's bins of the second: 1 and 2 ms
+LATE = {"500000000": 10}  # 10 IOs that waited 0.5 s in fio's schedule on that host
+ON_TIME = {"1000": 90}
+
+
+def lags(path: Path, *rows: dict[str, Any]) -> None:
+    with open(path / "lags.ndjson", "a", encoding="utf-8") as fh:
+        for r in rows:
+            fh.write(json.dumps({"c": "db.read.8k", "ios": 0, **r}) + "\n")
+
+
+def live(tmp_path: Path, seconds: range) -> LiveDue:
+    due = LiveDue({"db.read": ["db.read.8k"]})
+    due.run_dir = tmp_path
+    due.samples([{"c": "db.read", "t": float(s), "bins_json": json.dumps(SERVICE)}
+                 for s in seconds])
+    return due
+
+
+def p99_ms(service: dict[str, int], *lag_bins: dict[str, int]) -> float:
+    merged: dict[int, int] = {}
+    for bins in lag_bins:
+        for k, v in bins.items():
+            merged[int(k)] = merged.get(int(k), 0) + v
+    value = pair({int(k): v for k, v in service.items()}, merged).percentiles((99.0,))[99.0]
+    assert value is not None
+    return value / 1e6
+
+
+def test_one_hosts_second_is_paired_as_soon_as_its_lags_are_in(tmp_path: Path) -> None:
+    due = live(tmp_path, range(1, 4))
+    lags(tmp_path, {"host": "local", "t": 3.0, "bins": LATE})
+    due.update()
+    assert due.p99_ms["db.read"] == p99_ms(SERVICE, LATE) > 400
+
+
+def test_a_clusters_second_waits_for_every_hosts_lags(tmp_path: Path) -> None:
+    due = live(tmp_path, range(1, 8))
+    # n1 sends second 3 before n2 does: paired now, n2's late IOs would be missed
+    lags(tmp_path, {"host": "n1", "t": 2.0, "bins": ON_TIME},
+         {"host": "n2", "t": 2.0, "bins": ON_TIME}, {"host": "n1", "t": 3.0, "bins": ON_TIME})
+    due.update()
+    assert "db.read" not in due.p99_ms  # nothing 2 s older than the newest row yet
+    lags(tmp_path, {"host": "n2", "t": 3.0, "bins": LATE}, {"host": "n1", "t": 4.0,
+                                                            "bins": ON_TIME},
+         {"host": "n1", "t": 5.0, "bins": ON_TIME})
+    due.update()  # second 3 holds both hosts' lags: n2's late IOs are in its figure
+    assert due.p99_ms["db.read"] == p99_ms(SERVICE, ON_TIME, LATE) > 400
+    assert p99_ms(SERVICE, ON_TIME) < 5  # what pairing n1's lags alone would have said
