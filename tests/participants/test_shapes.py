@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import types
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,8 @@ from assay import participants
 from assay.engine import Engine
 from assay.participants import ParticipantBase, Where
 from assay.plan.build import plan_text
+from assay.report.terminal import print_summary
+from assay.results.rundir import read_record
 from assay.run_options import RunOptions
 from assay.runners import ReplayRunner
 from tests.cluster.test_group import REPLAY, hosts_in
@@ -146,3 +149,30 @@ def test_a_participant_that_cannot_end_aborts_the_run_and_the_others_still_end(
     assert out.status == "aborted" and rec["status"] == "aborted"
     assert "a participant could not end: RuntimeError: its server would not stop" in out.reason
     assert rec["participants"]["recorder"]["calls"][-1] == "collect done"
+
+
+@pytest.mark.parametrize("shape", ["local", "three hosts"])
+def test_an_agent_that_fails_is_named_with_its_host_and_reason(shape: str,
+                                                                tmp_path: Path) -> None:
+    # the agent's rows as recorded, but it ends without its last line (it died)
+    recording = tmp_path / "died-agent"
+    shutil.copytree(REPLAY / "due-steady", recording)
+    log = recording / "issuelog.ndjson"
+    log.write_text("".join(ln for ln in log.read_text().splitlines(keepends=True)
+                           if '"end"' not in ln))
+    names = SHAPES[shape]
+    plan = plan_text((REPLAY / "scenario.yaml").read_text() + DUE, str(REPLAY / "scenario.yaml"),
+                     hosts=hosts_in(tmp_path, names) if names else None)
+    out = Engine(plan, RunOptions(tmp_path / "results", runner=lambda host, work: ReplayRunner(
+        recording, host, work)), Console(file=io.StringIO())).execute()
+    rec = json.loads((out.run_dir / "run.json").read_text())
+    due = rec["cluster"]["due_time"] if names else rec["due_time"]
+    hosts = names or ["local"]
+    assert due["hosts"] == hosts
+    assert set(due["errors"]) == set(hosts)
+    assert all("ended without its last line" in why for why in due["errors"].values())
+    console = Console(file=io.StringIO(), width=200)
+    print_summary(console, read_record(out.run_dir), out.run_dir)
+    shown = console.file.getvalue()  # type: ignore[attr-defined]
+    for host in hosts:  # said once per host, in the summary
+        assert shown.count(f"p99 from due on {host}:") == 1, shown

@@ -34,9 +34,11 @@ class IssueLog(ParticipantBase):
         return []
 
     def collect(self, status: str) -> dict[str, Any] | None:
-        """Whatever ended the run: a lost host's agent is ended at once, what it sent kept."""
+        """Whatever ended the run: a lost host's agent is ended at once, what it sent kept.
+        run.json's `due_time`: the hosts read and why any host's figure is missing (a
+        cluster's is its section's, `cluster.due_time`, beside each host's figures)."""
         self._end()
-        return None  # a cluster's figures and errors are its section's `due_time`
+        return None if self.lags.each_host else self.lags.record()
 
     def _end(self) -> None:
         """The agents send what fio wrote last and end (once)."""

@@ -122,5 +122,5 @@ class HostLags:
                         due_windows(plan))
 
     def record(self) -> dict[str, Any]:
-        """run.json's `cluster.due_time`: the hosts read, and any host whose agent failed."""
+        """The hosts read, and any host whose agent failed (run.json's `due_time`)."""
         return {"hosts": sorted(self.hosts), "errors": self.errors}

@@ -65,6 +65,9 @@ def print_summary(console: Console, run: RunRecord, run_dir: Path,
     _integrity_table(console, run)
     for w in run.warnings:
         console.print(f"[yellow]warning:[/] {w}")
+    due = (run.model_extra or {}).get("due_time")  # a local run's (a cluster's: its section)
+    for host, why in ((due if isinstance(due, dict) else {}).get("errors") or {}).items():
+        console.print(f"[yellow]p99 from due on {host}:[/] {why}")  # its agent failed
     start, end = run.measured_window_s or (0.0, 0.0)
     g = run.graded_s  # tenths below 100 s: "graded 5.7s" must not read as the 6s measured
     graded = "" if g is None else f" (graded {g:.1f}s)" if g < 100 else \
