@@ -9,10 +9,11 @@ import io
 from rich.console import Console
 
 from assay.engine import Engine, RunOptions
+from assay.metrics.duetime import fio_bucket
 from assay.plan.build import plan_text
 from assay.results import blocklog
 from assay.results.blocklog import read_rows
-from assay.runners.synthetic import SyntheticRunner, fio_bucket, read_jobs
+from assay.runners.synthetic import SyntheticRunner, read_jobs
 
 SCENARIO = """\
 name: synthetic

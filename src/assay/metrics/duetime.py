@@ -53,8 +53,8 @@ def fio_bucket(ns: float) -> int:
 def pair(service: Mapping[int, int], lags: Mapping[int, int]) -> Histogram:
     """Latency from the due time of one second: the longest lags with the shortest latencies
     from the submit (see the module docstring); IOs without a partner keep their own value.
-    fio_bucket is inlined: a cluster's grading runs this for every host, component and
-    second."""
+    fio_bucket is inlined (the same arithmetic): a cluster's grading runs this for every
+    host, component and second."""
     out: dict[int, int] = {}
     get = out.get
     s_items = sorted(service.items())
@@ -112,9 +112,10 @@ def _by_second(rows: Iterable[dict[str, Any]]) -> Iterator[tuple[int, list[dict[
 
 def in_time_order(rows: Iterable[dict[str, Any]], slack: float = SLACK_S) \
         -> Iterator[dict[str, Any]]:
-    """A host's lag rows in time order: its agent sends each job's seconds in order, the
-    jobs a little apart. Only the last `slack` seconds are held; a row later than that
-    comes out late, as the join would take it anyway."""
+    """Lag rows in time order: an agent sends each job's seconds in order, the jobs a
+    little apart, and the run's stream holds every host's as they came. Only the last
+    `slack` seconds are held; a row later than that comes out late, as the join would take
+    it anyway."""
     held: list[tuple[float, int, dict[str, Any]]] = []
     newest = float("-inf")
     for i, row in enumerate(rows):

@@ -18,17 +18,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from assay.metrics.duetime import fio_bucket
 from assay.runners.base import CommandResult, Document, FioRunBase
 from assay.runners.local import LocalRunner
-
-
-def fio_bucket(ns: float) -> int:
-    """The value fio reports for the bucket of `ns` (64 buckets per power of two)."""
-    n = int(ns)
-    if n < 64:
-        return n
-    unit = 1 << (n.bit_length() - 7)
-    return n // unit * unit
 
 
 @dataclass
