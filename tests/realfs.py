@@ -10,13 +10,15 @@ import os
 import shutil
 import subprocess
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
 from assay.hosts import cgroup
-from assay.hosts.cgroup import BlkioGroup
+from assay.participants.blkio import BlkioGroups, HostGroup
+from assay.plan import LOCAL
+from assay.runners.local import LocalRunner
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (loop devices, mounts)")
 needs_blkio = pytest.mark.skipif(not cgroup.available(),
@@ -91,16 +93,32 @@ def machine(tmp_path: Path) -> Iterator[Machine]:
         m.cleanup()
 
 
+MakeBlkio = Callable[..., BlkioGroups]
+
+
 @pytest.fixture
-def blkio_group() -> Iterator[BlkioGroup]:
-    """A real, empty cgroup v1 blkio group, removed afterwards."""
+def blkio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MakeBlkio]:
+    """Real cgroup v1 blkio groups of this host, as a run makes them: `blkio(asked=[dev],
+    devices=[dev], target="/mnt")` checks the `asked` devices (`target`: the one under
+    `target`) and makes the group, with no cap; every group is removed afterwards."""
     if not cgroup.available():
         pytest.skip("needs cgroup v1 blkio (root, mounted)")
-    group = BlkioGroup(f"assay-test/{uuid.uuid4().hex[:10]}").create()
+    made: list[BlkioGroups] = []
+    work = tmp_path_factory.mktemp("blkio")
+
+    def make(asked: Sequence[str] = (), devices: Sequence[str] = (),
+             target: str = "/") -> BlkioGroups:
+        group = HostGroup(LOCAL, LocalRunner(LOCAL, work), str(cgroup.BLKIO_ROOT),
+                          f"assay-test/{uuid.uuid4().hex[:10]}")
+        made.append(BlkioGroups({LOCAL: group}, (), devices))
+        made[-1].check({LOCAL: target}, asked)
+        return made[-1]
+
     try:
-        yield group
+        yield make
     finally:
-        group.remove()
+        for b in made:
+            b.remove()
 
 
 def cgroup_of(pid: int, controller: str = "blkio") -> str:

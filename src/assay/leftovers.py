@@ -15,6 +15,7 @@ from pathlib import Path
 
 from assay.hosts import cgroup
 from assay.hosts.sshleftovers import clean as ssh_leftovers
+from assay.plan import LOCAL
 from assay.platforms.cephtarget import clean_crashed
 from assay.postgres.leftovers import clean as postgres_leftovers
 from assay.results.catalogue import Catalogue
@@ -52,7 +53,7 @@ def clean(results_root: Path, unowned_ssh: bool = False) -> list[str]:
             with contextlib.suppress(OSError):
                 RunDir(run_dir).write_record(record)
             done.append(f"removed the temporary target {path} of crashed run {run_dir.name}")
-        group = cgroup.BLKIO_ROOT / "assay" / run_dir.name
+        group = cgroup.BLKIO_ROOT / cgroup.group_name(run_dir.name, LOCAL)
         if group.is_dir():
             with contextlib.suppress(OSError):
                 group.rmdir()  # only an empty group goes: fio has left it

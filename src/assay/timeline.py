@@ -23,9 +23,8 @@ from typing import Any
 
 from assay.actions import action_module
 from assay.actions.command import render
-from assay.actions.context import ActionContext, HostWatch, Stopped
+from assay.actions.context import ActionContext, HostWatch, Stopped, Throttles
 from assay.exitcodes import RunAborted
-from assay.hosts.cgroup import BlkioGroup
 from assay.integrity.session import Verifies
 from assay.plan import Plan
 from assay.platforms.base import Platform
@@ -70,7 +69,7 @@ class Reach:
     hosts as they report (host_fail confirms a loss), the running participants: databases
     (pg_backup) and integrity's writers (verify)."""
 
-    group: BlkioGroup | None = None
+    group: Throttles | None = None
     watch: HostWatch | None = None
     databases: Mapping[str, Any] = field(default_factory=dict)
     verifier: Verifies | None = None  # integrity mode's writers (verify)

@@ -1,3 +1,3 @@
 """Fixtures of the action tests: real loop devices, filesystems and blkio groups."""
 
-from tests.realfs import blkio_group, machine  # noqa: F401
+from tests.realfs import blkio, machine  # noqa: F401

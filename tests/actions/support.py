@@ -7,15 +7,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from assay.actions.context import ActionContext
-from assay.hosts.cgroup import BlkioGroup
+from assay.actions.context import ActionContext, Throttles
 from assay.platforms import driver
 from assay.platforms.base import Platform
 from assay.scenario.models import StepBase, Target
 from tests.realfs import Machine
 
 
-def context(platform: Platform, step: StepBase, *, group: BlkioGroup | None = None,
+def context(platform: Platform, step: StepBase, *, group: Throttles | None = None,
             timeout: float | None = None, name: str = "step", n: int = 1, t: float = 0.0,
             run_id: str = "run-1") -> ActionContext:
     return ActionContext(platform=platform, group=group, step=step, step_name=name, n=n, t=t,

@@ -3,6 +3,7 @@ IO) for the window, then the device gets back the caps it had."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 import time
@@ -15,11 +16,13 @@ from pydantic import ValidationError
 
 from assay.actions import throttle
 from assay.actions.context import ActionContext
-from assay.hosts.cgroup import BlkioGroup, device_numbers
+from assay.exitcodes import UserError
+from assay.participants.blkio import BlkioGroups
+from assay.plan import LOCAL
 from assay.platforms.fsbase import ActionFailed
 from assay.scenario.models import Throttle
 from tests.actions.support import context, fs_platform, local_platform
-from tests.realfs import Machine
+from tests.realfs import Machine, MakeBlkio
 
 
 def cap(**kw: object) -> throttle.Params:
@@ -49,10 +52,19 @@ def wait_for(cond: Callable[[], bool], timeout: float = 3.0) -> bool:
     return False
 
 
-def timed_reads(group: BlkioGroup, dev: str, count: int) -> float:
+def device_numbers(dev: str) -> str:
+    st = os.stat(dev)
+    return f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+
+
+def limits(group: BlkioGroups) -> dict[str, str]:
+    return group.in_force()[LOCAL]
+
+
+def timed_reads(group: BlkioGroups, dev: str, count: int) -> float:
     """Seconds for `count` direct 4k reads of `dev` by a process inside `group`."""
     t0 = time.monotonic()
-    subprocess.run(["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(group.path / "cgroup.procs"),
+    subprocess.run(["sh", "-c", 'echo $$ > "$0" && exec "$@"', group.procs()[LOCAL],
                     "dd", f"if={dev}", "of=/dev/null", "bs=4k", f"count={count}",
                     "iflag=direct"], check=True, capture_output=True)
     return time.monotonic() - t0
@@ -72,71 +84,91 @@ def test_without_blkio_it_fails_clearly(tmp_path: Path) -> None:
         throttle.run(p, context(local_platform(tmp_path), p, group=None))
 
 
-def test_caps_for_the_window_then_removes_them(machine: Machine,
-                                               blkio_group: BlkioGroup) -> None:
+def test_caps_for_the_window_then_removes_them(machine: Machine, blkio: MakeBlkio) -> None:
     fs = fs_platform(machine, "xfs")
     dev = fs.devices()[0]
     numbers = device_numbers(dev)
+    group = blkio([dev], fs.devices())
     p = cap(device=1, read_iops=40, write_bps="8MiB", **{"for": "1.5s"})
-    ctx = context(fs, p, group=blkio_group)
+    ctx = context(fs, p, group=group)
     with in_background(p, ctx) as (th, out):
         # write_bps is the last cap written: once it is there, all are
-        assert wait_for(lambda: blkio_group.limits().get("write_bps") == f"{numbers} {8 << 20}")
-        assert blkio_group.limits()["read_iops"] == f"{numbers} 40"
-        slow = timed_reads(blkio_group, dev, 30)  # 30 reads at 40 IOPS: most of a second
+        assert wait_for(lambda: limits(group).get("write_bps") == f"{numbers} {8 << 20}")
+        assert limits(group)["read_iops"] == f"{numbers} 40"
+        slow = timed_reads(group, dev, 30)  # 30 reads at 40 IOPS: most of a second
         th.join(5)
         assert not th.is_alive() and not ctx.stop.is_set()  # the window ended by itself
-    assert blkio_group.limits() == {}
-    fast = timed_reads(blkio_group, dev, 30)
+    assert limits(group) == {}
+    fast = timed_reads(group, dev, 30)
     assert slow > 0.4 and fast < slow / 2, (slow, fast)
     assert out == [f"{dev} capped at read_iops 40, write_bps {8 << 20} for 1.5s"]
-    assert ctx.details == {"device": dev, "read_iops": 40, "write_bps": 8 << 20}
+    assert ctx.details == {"device": dev, "read_iops": 40, "write_bps": 8 << 20,
+                           "hosts": {LOCAL: {"read_iops": f"{numbers} 40",
+                                             "write_bps": f"{numbers} {8 << 20}"}}}
 
 
-def test_the_target_caps_come_back_after_the_window(machine: Machine,
-                                                    blkio_group: BlkioGroup) -> None:
+def test_the_target_caps_come_back_after_the_window(machine: Machine, blkio: MakeBlkio) -> None:
     fs = fs_platform(machine, "xfs")
     dev = fs.devices()[0]
     fs.target.throttle = [Throttle(device=dev, read_iops=500, write_iops=300)]
-    fs.apply_limits(blkio_group)
+    group = blkio([dev], fs.devices())
+    group.limit(dev, read_iops=500, write_iops=300)
     p = cap(device=dev, read_iops=20, **{"for": "0.3s"})
-    throttle.run(p, context(fs, p, group=blkio_group))
+    throttle.run(p, context(fs, p, group=group))
     numbers = device_numbers(dev)
-    assert blkio_group.limits() == {"read_iops": f"{numbers} 500",
-                                    "write_iops": f"{numbers} 300"}
+    assert limits(group) == {"read_iops": f"{numbers} 500", "write_iops": f"{numbers} 300"}
 
 
-def test_the_end_of_the_run_ends_an_open_window(machine: Machine,
-                                               blkio_group: BlkioGroup) -> None:
+def test_the_end_of_the_run_ends_an_open_window(machine: Machine, blkio: MakeBlkio) -> None:
     fs = fs_platform(machine, "xfs")
+    group = blkio(fs.devices(), fs.devices())
     p = cap(write_iops=25)  # no `for`: until the run ends
-    ctx = context(fs, p, group=blkio_group)
+    ctx = context(fs, p, group=group)
     with in_background(p, ctx) as (th, out):
-        assert wait_for(lambda: "write_iops" in blkio_group.limits())
+        assert wait_for(lambda: "write_iops" in limits(group))
         time.sleep(0.25)
         assert th.is_alive()
         ctx.stop.set()
         th.join(3)
-        assert not th.is_alive() and blkio_group.limits() == {}
+        assert not th.is_alive() and limits(group) == {}
     assert out == [f"{fs.devices()[0]} capped at write_iops 25"]
 
 
-def test_a_timeout_still_restores_the_device(machine: Machine,
-                                             blkio_group: BlkioGroup) -> None:
+def test_a_timeout_still_restores_the_device(machine: Machine, blkio: MakeBlkio) -> None:
     fs = fs_platform(machine, "xfs")
+    group = blkio(fs.devices(), fs.devices())
     p = cap(read_iops=30, timeout="0.3s", **{"for": "30s"})
     with pytest.raises(ActionFailed):  # StepTimeout
-        throttle.run(p, context(fs, p, group=blkio_group, timeout=0.3))
-    assert blkio_group.limits() == {}
+        throttle.run(p, context(fs, p, group=group, timeout=0.3))
+    assert limits(group) == {}
 
 
-def test_refuses_what_is_not_a_block_device(machine: Machine, blkio_group: BlkioGroup,
-                                            tmp_path: Path) -> None:
+def test_without_a_device_it_caps_the_one_under_the_target(machine: Machine,
+                                                          blkio: MakeBlkio) -> None:
+    """A platform that lists no devices (a plain directory, a cluster's hosts): the step caps
+    the disk that holds the target, as each host of a cluster run does."""
+    dev, mnt = machine.filesystem("xfs")
+    plat = local_platform(mnt)
+    group = blkio(["target"], [], str(mnt / "not-yet"))  # the nearest existing parent counts
+    p = cap(read_iops=35, **{"for": "0.3s"})
+    ctx = context(plat, p, group=group)
+    assert throttle.run(p, ctx) == "target capped at read_iops 35 for 0.3s"
+    assert ctx.details["hosts"] == {LOCAL: {"read_iops": f"{device_numbers(dev)} 35"}}
+    assert limits(group) == {}
+
+
+def test_refuses_what_was_not_checked_before_the_run(machine: Machine, blkio: MakeBlkio,
+                                                     tmp_path: Path) -> None:
     fs = fs_platform(machine, "xfs")
-    p = cap(device=str(tmp_path), read_iops=10)
-    with pytest.raises(ActionFailed, match=f"cannot throttle {tmp_path}: .*not a block device"):
-        throttle.run(p, context(fs, p, group=blkio_group))
+    with pytest.raises(UserError, match=f"local: cannot throttle there: {tmp_path} is not a "
+                                        "block device there"):
+        blkio([str(tmp_path)], fs.devices())
+    group = blkio(fs.devices(), fs.devices())
+    p = cap(device="/dev/loop-never-checked", read_iops=10)
+    with pytest.raises(ActionFailed, match="cannot throttle /dev/loop-never-checked: local: "
+                                           "/dev/loop-never-checked was not checked there"):
+        throttle.run(p, context(fs, p, group=group))
     p = cap(device=3, read_iops=10)
     with pytest.raises(ActionFailed, match=r"device 3: the platform has 1"):
-        throttle.run(p, context(fs, p, group=blkio_group))
-    assert blkio_group.limits() == {}
+        throttle.run(p, context(fs, p, group=group))
+    assert limits(group) == {}

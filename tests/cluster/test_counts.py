@@ -12,7 +12,6 @@ from assay.exitcodes import UserError
 from assay.plan.build import plan_text
 from assay.runners import ReplayRunner
 from assay.runners.base import CommandResult
-from assay.scenario.yamlsource import ScenarioInvalid
 from tests.cluster.test_group import REPLAY, hosts_in, run
 
 
@@ -71,15 +70,15 @@ def test_a_host_taken_down_is_counted_up_to_its_loss() -> None:
     assert said == "21: 1 on the merged series, 20 on the hosts' own series (n1 8, n2 8, n3 4)"
 
 
-def test_target_throttle_plans_on_a_cluster_and_device_target_needs_one(tmp_path: Path) -> None:
+def test_device_target_plans_on_a_cluster_and_on_one_host(tmp_path: Path) -> None:
+    """`target`: the disk under each host's target, a local run's one host included (its
+    groups are tests/participants/test_blkio.py's)."""
     text = (REPLAY / "scenario.yaml").read_text().replace(
         "workloads:", "target:\n  throttle: [{device: target, read_iops: 100}]\nworkloads:")
-    plan = plan_text(text, "t.yaml", hosts=hosts_in(tmp_path, ["n1", "n2"]))  # each host's
-    assert plan.scenario.target.throttle[0].device == "target"
-    with pytest.raises(ScenarioInvalid) as e:  # a local run has no host target to resolve
-        plan_text(text, "t.yaml")
-    said = str(e.value)
-    assert "target.throttle" in said and "t.yaml:" in said and "cluster run" in said
+    for hosts in (hosts_in(tmp_path, ["n1", "n2"]), None):
+        plan = plan_text(text, "t.yaml", hosts=hosts)
+        assert plan.scenario.target.throttle[0].device == "target"
+        assert plan.scenario.target.throttle[0].read_iops == 100
 
 
 def test_host_facts_are_numbers_and_unknowns_are_left_out() -> None:

@@ -1,3 +1,3 @@
 """Fixtures of the fio tests: real blkio groups."""
 
-from tests.realfs import blkio_group  # noqa: F401
+from tests.realfs import blkio  # noqa: F401

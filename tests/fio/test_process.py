@@ -16,9 +16,9 @@ from assay.exitcodes import UserError
 from assay.fio import process, rawout
 from assay.fio.jsonstream import JsonStream
 from assay.fio.process import FioProcess, find_fio, parse_only
-from assay.hosts.cgroup import BlkioGroup
+from assay.plan import LOCAL
 from tests.conftest import needs_fio
-from tests.realfs import cgroup_of
+from tests.realfs import MakeBlkio, cgroup_of
 
 # no disk IO and a modest rate: long runs cost neither disk nor much CPU
 IDLE_JOB = """[global]
@@ -167,9 +167,12 @@ def test_stderr_says_why_real_fio_died(tmp_path: Path) -> None:
 
 @needs_fio
 def test_cgroup_procs_puts_fio_and_its_jobs_in_the_group(tmp_path: Path,
-                                                         blkio_group: BlkioGroup) -> None:
+                                                         blkio: MakeBlkio) -> None:
+    group = blkio()
+    procs = Path(group.procs()[LOCAL])
+    name = f"/{group.hosts[LOCAL].name}"
     fio = FioProcess(job(tmp_path, IDLE_JOB.format(runtime="60s") + "numjobs=2\n"), tmp_path,
-                     cgroup_procs=blkio_group.path / "cgroup.procs")
+                     cgroup_procs=procs)
     fio.start()
     try:
         docs = fio.documents(poll=0.1)
@@ -178,13 +181,13 @@ def test_cgroup_procs_puts_fio_and_its_jobs_in_the_group(tmp_path: Path,
         assert fio.proc is not None
         pid = fio.proc.pid
         assert Path(f"/proc/{pid}/comm").read_text().strip() == "fio"  # the shell became fio
-        assert cgroup_of(pid) == f"/{blkio_group.name}"
+        assert cgroup_of(pid) == name
         children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
         assert len(children) == 2  # numjobs=2: both forked inside the group
-        assert all(cgroup_of(int(c)) == f"/{blkio_group.name}" for c in children)
-        inside = (blkio_group.path / "cgroup.procs").read_text().split()
+        assert all(cgroup_of(int(c)) == name for c in children)
+        inside = procs.read_text().split()
         assert {str(pid), *children} <= set(inside)
-        assert cgroup_of(os.getpid()) != f"/{blkio_group.name}"  # only fio moved
+        assert cgroup_of(os.getpid()) != name  # only fio moved
     finally:
         fio.stop(grace=10)
         fio.wait()

@@ -1,3 +1,3 @@
-"""Fixtures of the platform tests: real loop devices, filesystems and blkio groups."""
+"""Fixtures of the platform tests: real loop devices and filesystems."""
 
-from tests.realfs import blkio_group, machine  # noqa: F401
+from tests.realfs import machine  # noqa: F401

@@ -1,5 +1,5 @@
-"""The base platform: a plain directory (given or temporary), O_DIRECT probing, run-wide
-device caps on a real blkio group."""
+"""The base platform: a plain directory (given or temporary), O_DIRECT probing (the run-wide
+device caps are each host's blkio group's: tests/participants/test_blkio.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 from assay.exitcodes import UserError
-from assay.hosts.cgroup import BlkioGroup, device_numbers
 from assay.platforms.base import Platform, supports_direct_io
-from assay.scenario.models import Target, Throttle
+from assay.scenario.models import Target
 from tests.realfs import Machine
 
 
@@ -67,27 +66,6 @@ def test_direct_io_probe_on_real_filesystems(machine: Machine) -> None:
     assert plat.direct_io() is False
     assert sorted(p.name for p in ramfs.rglob("*")) == ["data"]  # no probe left behind
     assert list(xfs.iterdir()) == []
-
-
-def test_apply_limits_caps_each_device(machine: Machine, blkio_group: BlkioGroup) -> None:
-    a, b = machine.loop(), machine.loop()
-    plat = Platform(Target(throttle=[Throttle(device=a, read_iops=300, write_iops=200),
-                                     Throttle(device=b, write_bps="1MiB")]))
-    plat.apply_limits(blkio_group)
-    limits = {k: set(v.split("\n")) for k, v in blkio_group.limits().items()}
-    assert limits == {"read_iops": {f"{device_numbers(a)} 300"},
-                      "write_iops": {f"{device_numbers(a)} 200"},
-                      "write_bps": {f"{device_numbers(b)} {1 << 20}"}}
-
-
-def test_apply_limits_refuses_what_is_not_a_block_device(tmp_path: Path,
-                                                         blkio_group: BlkioGroup) -> None:
-    plat = Platform(Target(throttle=[Throttle(device=str(tmp_path), read_iops=1)]))
-    with pytest.raises(UserError, match=f"cannot throttle {tmp_path}: .*not a block device"):
-        plat.apply_limits(blkio_group)
-    plat = Platform(Target(throttle=[Throttle(device="/dev/no-such-disk", read_iops=1)]))
-    with pytest.raises(UserError, match="cannot throttle /dev/no-such-disk"):
-        plat.apply_limits(blkio_group)
 
 
 def test_facts_and_capabilities(tmp_path: Path) -> None:

@@ -175,6 +175,8 @@ thresholds:
     assay("run", str(scenario), "--lab", "xfs", "--results", str(results), lab_dir=lab_dir)
     run_dir, run, steps = last_run(results)
     assert steps[0]["outcome"] == "ok" and steps[0]["read_iops"] == 40
+    # the one host's caps in its window, as a cluster run's step records each host's
+    assert [c.split()[-1] for c in steps[0]["hosts"]["local"].values()] == ["40", "40"]
     assert 3.5 < steps[0]["seconds"] < 6
     before = run["phase_totals"]["before"]["stats"]["db.data.read"]["iops"]
     # the seconds wholly inside the window ran at the cap (40 vs 200 wanted); the phase as a
@@ -185,7 +187,7 @@ thresholds:
     assert inside and max(inside) < 0.6 * before, (before, inside)
     during = run["phase_totals"]["during slow"]["stats"]["db.data.read"]
     assert during["behind_max_s"] > 1.0  # the schedule slipped while capped
-    assert not (cgroup.BLKIO_ROOT / "assay" / run["id"]).exists()
+    assert not (cgroup.BLKIO_ROOT / cgroup.group_name(run["id"], "local")).exists()
 
 
 def test_failed_action_aborts_and_keeps_partial_results(lab_dir: Path, tmp_path: Path) -> None:
@@ -213,6 +215,6 @@ timeline:
     assert [e["outcome"] for e in steps] == ["ok", "failed"]
     rows = list(read_ndjson(run_dir / "series.ndjson"))
     assert rows and max(r["t"] for r in rows) < 15  # stopped early, seconds kept
-    assert not (cgroup.BLKIO_ROOT / "assay" / run["id"]).exists()
+    assert not (cgroup.BLKIO_ROOT / cgroup.group_name(run["id"], "local")).exists()
     snapdir = Path(labs.load("xfs", lab_dir).data_path) / ".assay-snapshots"
     assert not snapdir.exists() or not any(snapdir.iterdir())  # its reflink copy was removed

@@ -166,6 +166,42 @@ def test_a_database_on_two_of_three_hosts_is_graded_per_host_and_merged(
                for i, t in enumerate(targets[:2]))
 
 
+THROTTLED = """\
+name: pg-throttled-on-a-host
+workloads:
+  pg: {kind: postgres, hosts: ":1", scale: 1, clients: 4, rate: 100}
+timeline:
+  duration: 20s
+  steps:
+    - {action: throttle, write_iops: 3, at: 8s, for: 4s}
+"""
+
+
+def test_a_throttle_step_reaches_the_hosts_database_as_fio(cluster: Cluster,
+                                                           tmp_path: Path) -> None:
+    """The server on n1 joins n1's blkio group before its load starts, as it does on a local
+    run (tests/postgres/test_engine_postgres.py): a cap on the disk under n1's target stalls
+    its commits for the window."""
+    scenario = tmp_path / "pg.yaml"
+    scenario.write_text(THROTTLED)
+    r = assay("run", str(scenario), "--hosts", cluster.inventory, "--results",
+              str(tmp_path / "results"), "--json")
+    assert r.returncode in (0, 1), r.stdout[-3000:] + r.stderr[-3000:]
+    run_dir = Path(json.loads(r.stdout)["run_dir"])
+    rec = json.loads((run_dir / "run.json").read_text())
+    [step] = [e for e in rec["events"] if e["action"] == "throttle"]
+    assert step["outcome"] == "ok" and step["device"] == "target", step
+    assert all(c["write_iops"].endswith(" 3") for c in step["hosts"].values()), step
+    tps = {round(r["t"]): r["ios"] for h, r in host_series_rows(run_dir)
+           if h == "n1" and r["c"] == "pg.tx.commit"}
+    print("n1 commits/s:", tps, "window", step["t_start"], step["t_end"])
+    assert sum(tps[t] for t in range(2, 8)) > 0.7 * 100 * 6, tps
+    # the window, 8-12 s: commits stop, then come in bursts as WAL writes get through
+    window = [tps[t] for t in range(8, 13)]
+    assert sum(window) < 0.6 * 100 * 5 and sum(n < 10 for n in window) >= 2, tps
+    assert postgres_under([h.path for h in cluster.hosts]) == []
+
+
 def gone(paths: list[str], timeout: float = 60.0) -> bool:
     """No PostgreSQL or pgbench process and no working copy left under `paths`."""
     end = time.monotonic() + timeout

@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from assay.hosts.cgroup import BlkioGroup
 from assay.hosts.inventory import Host
 from assay.integrity.session import Verifies
 from assay.platforms.base import Platform
@@ -36,6 +35,23 @@ class HostWatch(Protocol):
         ...
 
 
+class Throttles(Protocol):
+    """The run's blkio groups, one per host (participants/blkio.py): what `throttle` caps."""
+
+    def device(self, asked: str | int | None) -> str:
+        """A step's device: a node, an index into the platform's devices, or `target`."""
+        ...
+
+    def limit(self, device: str, *, read_iops: int = 0, write_iops: int = 0,
+              read_bps: int = 0, write_bps: int = 0) -> None:
+        """The caps on `device` on every active host; 0 removes one (ValueError if not)."""
+        ...
+
+    def in_force(self) -> dict[str, dict[str, str]]:
+        """The caps each active host has in force, as it reports them."""
+        ...
+
+
 class Stopped(Exception):
     """The run ended while the step was still going."""
 
@@ -43,7 +59,7 @@ class Stopped(Exception):
 @dataclass
 class ActionContext:
     platform: Platform
-    group: BlkioGroup | None
+    group: Throttles | None
     step: StepBase
     step_name: str
     n: int  # occurrence, 1-based

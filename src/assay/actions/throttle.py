@@ -8,11 +8,12 @@ On Ceph the platform's own recovery is throttled instead: `backfills` (osd_max_b
 `recovery_active` (osd_recovery_max_active) and `recovery_sleep` (osd_recovery_sleep_hdd) are
 set with `ceph config set osd`, and set back to what they were when the window ends.
 
-The cap goes on the run's cgroup v1 blkio group, so it slows exactly the load's IO to that
-device. When the window ends (or the run does) the device gets back the caps it had before
-(`target.throttle` or none). `device` is a node or an index into the platform's devices.
-On a cluster run (`--hosts`) the cap goes on every active host's own group, for a node as the
-host sees it or (no device, or an index) the device under the host's target: docs/hosts.md.
+The cap goes on the run's cgroup v1 blkio group on every active host (participants/blkio.py;
+a local run is one host), so it slows exactly the load's IO to that device. When the window
+ends (or the run does) the device gets back the caps it had before (`target.throttle` or
+none). `device` is a node as the host sees it, or an index into the platform's devices; on a
+platform that lists none (hosts of a cluster run, a plain directory) the device under the
+host's target: docs/hosts.md.
 """
 
 from __future__ import annotations
@@ -23,8 +24,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from assay.actions.context import ActionContext, Stopped
-from assay.actions.device import pick
-from assay.platforms.fsbase import ActionFailed, FsPlatform, run_command
+from assay.platforms.fsbase import ActionFailed, run_command
 from assay.scenario.models import Duration, Size, StepBase
 
 
@@ -72,21 +72,17 @@ def run(p: Params, ctx: ActionContext) -> str:
         return recovery(p, ctx)
     if ctx.group is None:
         raise ActionFailed("throttle needs cgroup v1 blkio (root, /sys/fs/cgroup/blkio)")
-    if isinstance(p.device, str) and not p.device.isdigit():
-        device = p.device
-    elif ctx.group.per_host:  # a cluster run: on each host, the device under its target
-        device = "target"
-    else:
-        devices = ctx.platform.devices() if isinstance(ctx.platform, FsPlatform) else []
-        device = pick(devices, p.device if p.device is not None else 1, "device")
+    try:
+        device = ctx.group.device(p.device)
+    except ValueError as e:
+        raise ActionFailed(str(e)) from None
     before = next((t for t in ctx.platform.target.throttle if t.device == device), None)
     caps = {"read_iops": p.read_iops, "write_iops": p.write_iops, "read_bps": p.read_bps,
             "write_bps": p.write_bps}
     ctx.details.update({"device": device, **{k: v for k, v in caps.items() if v}})
     try:
         ctx.group.limit(device, **caps)
-        if ctx.group.per_host:  # what each active host has in force, as it reports it
-            ctx.details["hosts"] = ctx.group.per_host_limits()  # type: ignore[attr-defined]
+        ctx.details["hosts"] = ctx.group.in_force()  # as each active host reports it
     except (OSError, ValueError) as e:
         raise ActionFailed(f"cannot throttle {device}: {e}") from None
     try:

@@ -6,7 +6,8 @@
                  is someone else's (no IO)
     run SPEC     prepares (load once, reused while unchanged; the run's copy; the server),
                  says {"ready": {...}}, waits for the controller's start file `pg-NAME.go`
-                 ({"at": epoch s on this host's clock, "seconds": N}), runs pgbench from that
+                 ({"at": epoch s on this host's clock, "seconds": N, "procs": the blkio
+                 group's cgroup.procs when the run throttles}), runs pgbench from that
                  instant for N s and sends one row a second (pgfold.py), then {"end": ...};
                  then stops the server, removes the copy and says {"removed": true}
 
@@ -40,6 +41,7 @@ from .pgserver import (
     claim,
     discard,
     ensure_loaded,
+    processes,
     reachable,
     theirs,
     version,
@@ -163,6 +165,9 @@ class Load:
         assert self.server is not None
         argv = [str(self.server.bin / "pgbench"), *self.spec["pgbench"],
                 "-T", str(max(1, round(go["seconds"]))), "postgres"]
+        for pid in processes(self.work) if go.get("procs") else ():  # the server into the
+            with contextlib.suppress(OSError):  # host's blkio group, as fio is: throttled too
+                Path(go["procs"]).write_text(str(pid))
         while time.time() < go["at"] and not _term:
             time.sleep(min(0.01, max(go["at"] - time.time(), 0)))
         started = time.time()

@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from assay.actions.throttle import on_devices
-from assay.cluster.throttle import needed as throttles
-from assay.cluster.throttle import step_device
 from assay.integrity.check import settings, writing
+from assay.participants.blkio import needed as throttles
+from assay.participants.blkio import step_device
 from assay.plan import PREFILL_JOB, RUN_JOB, Plan
 from assay.scenario.units import format_duration, format_size
 
@@ -47,7 +47,7 @@ def participants(plan: Plan, host: str) -> list[dict[str, str]]:
 def _throttle(plan: Plan, host: str) -> str:
     caps = [f"{t.device} " + ", ".join(f"{k} {v}" for k, v in _caps(t).items())
             for t in plan.scenario.target.throttle]
-    steps = [f"{step_device(s)} at {format_duration(s.at or 0)} "
+    steps = [f"{step_device(s.device, ())} at {format_duration(s.at or 0)} "
              + ", ".join(f"{k} {v}" for k, v in _caps(s).items())
              for s in on_devices(plan.resolved.steps)]
     return "; ".join(

@@ -28,8 +28,8 @@ from assay.cluster.hostcheck import check_host, same_fio
 from assay.cluster.hostseries import HostSeries
 from assay.cluster.liveness import LOSS_S, PROBE_S
 from assay.cluster.merge import ClusterRun, call_quietly
-from assay.cluster.throttle import HostsBlkio
 from assay.exitcodes import UserError
+from assay.participants.blkio import BlkioGroups
 from assay.participants.lags import HostLags
 from assay.plan import Plan
 from assay.plan.model import variables
@@ -58,7 +58,7 @@ class RunnerGroup:
         self.force = False  # write into instance directories holding files not assay's
         self.spawn_s: dict[str, float] = {}  # how long one remote command took per host
         self.late: dict[str, int] = {}  # host -> times it was silent but answered a probe
-        self.blkio: HostsBlkio | None = None  # each host's blkio group (cluster/throttle.py)
+        self.blkio: BlkioGroups | None = None  # each host's blkio group (participants/blkio.py)
         self.failover = Failover(self)  # lost hosts' instances restarted (cluster/failover.py)
         self._t0 = 0.0
         self.instant: float | None = None  # the next phase's T0, fixed by a participant

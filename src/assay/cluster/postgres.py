@@ -21,6 +21,7 @@ import json
 import subprocess
 import threading
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -146,7 +147,7 @@ class HostDatabases:
         return out
 
     # -- the load ---------------------------------------------------------------------------
-    def start(self, cgroup: object = None) -> None:
+    def start(self, procs: Mapping[str, str]) -> None:
         """pgbench on every host from one instant T0, at which the group then starts fio
         (`RunnerGroup.instant`): T0 leaves each host's start file time to get there (3 times
         what one remote command took when the hosts were checked, at least 1 s)."""
@@ -155,15 +156,16 @@ class HostDatabases:
         t0 = time.time() + max(1.0, 0.5 + 3 * spawn) + 0.05 * len(hosts)
         began = time.monotonic()
         with ThreadPoolExecutor(max_workers=min(16, len(hosts) or 1)) as pool:
-            list(pool.map(self._go, hosts, [t0] * len(hosts)))
+            list(pool.map(self._go, hosts, [t0] * len(hosts), [procs.get(h) for h in hosts]))
         self.rows.t0 = self.group.instant = t0
         self.rd.event("postgres", outcome="started", t0=round(t0, 3),
                       start_files_s=round(time.monotonic() - began, 3),
                       late=time.time() > t0)
 
-    def _go(self, host: str, t0: float) -> None:
+    def _go(self, host: str, t0: float, procs: str | None) -> None:
         offset = float(self.group.facts.get(host, {}).get("clock_offset_ms") or 0) / 1000
-        go = json.dumps({"at": t0 + offset, "seconds": self.plan.total_seconds}).encode()
+        go = json.dumps({"at": t0 + offset, "seconds": self.plan.total_seconds,
+                         **({"procs": procs} if procs else {})}).encode()
         for r in self.remotes:
             if r.host == host:
                 try:

@@ -10,7 +10,6 @@ from typing import Any, Protocol
 
 from rich.console import Console
 
-from assay.hosts.cgroup import BlkioGroup
 from assay.metrics.sampler import Sample
 from assay.participants.base import ParticipantBase, Traits
 from assay.runners.base import FioRun
@@ -27,7 +26,8 @@ class Services(Protocol):
     def prepare(self, directory: Path, fresh: bool, console: Console, direct: bool,
                 temporary: bool = False) -> dict[str, Any]: ...
     def warnings(self) -> list[str]: ...
-    def start(self, group: BlkioGroup | None) -> None: ...
+    def start(self, procs: Mapping[str, str]) -> None:
+        """The load from now; the servers join their host's blkio group at `procs`."""
     def poll(self, now: float, origin: float, final: bool = False) -> list[Sample]: ...
     def finish(self, now: float) -> list[Sample]: ...
     def stop(self) -> list[Sample]: ...
@@ -40,14 +40,14 @@ class Databases(ParticipantBase):
     traits = Traits.ROWS | Traits.ALONE
 
     def __init__(self, services: Services, directory: Path, direct: bool, fresh: bool,
-                 keep: bool, temporary: bool, blkio: BlkioGroup | None, console: Console):
+                 keep: bool, temporary: bool, procs: Mapping[str, str], console: Console):
         self.services = services
         self.directory = directory  # where the servers keep their data: the target's
         self.direct = direct
         self.fresh = fresh
         self.keep = keep
         self.temporary = temporary  # assay's own target: the server's user must reach in
-        self.blkio = blkio
+        self.procs = procs  # each host's blkio cgroup.procs, when the run throttles
         self.console = console
         self.collected: dict[str, Any] | None = None
 
@@ -63,7 +63,7 @@ class Databases(ParticipantBase):
         return self.services.warnings()
 
     def start(self) -> None:
-        self.services.start(self.blkio)
+        self.services.start(self.procs)
 
     def rows(self, now: float, origin: float) -> list[Sample]:
         return self.services.poll(now, origin)

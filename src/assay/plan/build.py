@@ -141,11 +141,6 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
                                         f"or an index): {down!r} is not one"
                                         if hosts is not None else
                                         f"{step.action} needs a cluster run: {GIVE_HOSTS}"))
-    for i, t in enumerate(sc.target.throttle):  # `target`: each host's (cluster/throttle.py)
-        if hosts is None and t.device == "target":
-            issues.append(src.issue(("target", "throttle", i, "device"),
-                                    f"device `target` (the device under each host's target) "
-                                    f"is for a cluster run: {GIVE_HOSTS}; name the device"))
     if host_thresholds and hosts is None:
         issues.append(src.issue(("thresholds",),
                                 f"each_host thresholds need an inventory: {GIVE_HOSTS}"))

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from assay.exitcodes import UserError
-from assay.hosts.cgroup import BlkioGroup
 from assay.scenario.models import Target
 
 
@@ -55,15 +54,6 @@ class Platform:
             return self.target.direct
         assert self.directory is not None
         return supports_direct_io(self.directory)
-
-    def apply_limits(self, group: BlkioGroup) -> None:
-        """Throttle the run's blkio group at start (a device of known capacity)."""
-        for t in self.target.throttle:
-            try:
-                group.limit(t.device, read_iops=t.read_iops, write_iops=t.write_iops,
-                            read_bps=t.read_bps, write_bps=t.write_bps)
-            except (OSError, ValueError) as e:
-                raise UserError(f"cannot throttle {t.device}: {e}") from None
 
     def open_hosts(self, scenario: str, files: list[tuple[str, int]],
                    force: bool) -> dict[str, str]:

@@ -20,7 +20,6 @@ from typing import Any
 from rich.console import Console
 
 from assay.exitcodes import RunAborted, UserError
-from assay.hosts.cgroup import BlkioGroup
 from assay.postgres.cluster import Cluster, bindir, kill_all, processes, reachable
 from assay.postgres.dataset import SCRIPTS, ensure_loaded, loaded_paths, tpcc_file, working_copy
 from assay.postgres.txlog import Components, TxLog
@@ -127,12 +126,14 @@ class PostgresLoad:
                 *pgbench_options(self.p, str(self.state / "tx"), lambda s: str(tpcc_file(s))),
                 "postgres"]
 
-    def start(self, seconds: float, group: BlkioGroup | None) -> None:
+    def start(self, seconds: float, procs: str | None) -> None:
+        """pgbench for `seconds`; the server's processes first join the run's blkio group at
+        `procs` (its cgroup.procs), as fio does (the postmaster's later children inherit it)."""
         assert self.cluster is not None and self.work is not None
-        if group is not None:  # the postmaster's later children inherit the group
+        if procs:
             for pid in processes(self.work):
                 with contextlib.suppress(OSError):
-                    group.join(pid)
+                    Path(procs).write_text(str(pid))
         argv = [*self.argv()[:-1], "-T", str(max(1, round(seconds))), "postgres"]
         self.info["pgbench"] = " ".join(argv)
         streams = {i: s for i, s in enumerate(SCRIPTS)} if self.p.driver == "tpcc" else {}

@@ -12,13 +12,12 @@ that ends when pgbench does, so the engine needs no fio at all. Each database is
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 from rich.console import Console
 
-from assay.hosts.cgroup import BlkioGroup
 from assay.metrics.sampler import ComponentSpec, Sample
 from assay.postgres.cluster import account, bindir
 from assay.postgres.load import PostgresLoad
@@ -86,9 +85,11 @@ class Sidecars:
     def info(self) -> dict[str, Any]:
         return {load.name: load.info for load in self.loads}
 
-    def start(self, group: BlkioGroup | None) -> None:
+    def start(self, procs: Mapping[str, str]) -> None:
+        """pgbench on every database; the servers join this host's blkio group (`procs`
+        names the one host's cgroup.procs, when the run throttles)."""
         for load in self.loads:
-            load.start(self.seconds, group)
+            load.start(self.seconds, next(iter(procs.values()), None))
 
     def poll(self, now: float, origin: float, final: bool = False) -> list[Sample]:
         """The finished seconds of every database; RunAborted if one died."""

@@ -83,7 +83,8 @@ class Timeline(Strict):
 class Throttle(Strict):
     """A blkio cap on a block device for the run's fio processes (cgroup v1)."""
 
-    device: str = Field(..., description="block device node, e.g. /dev/loop3")
+    device: str = Field(..., description="block device node as each host sees it, e.g. "
+                                         "/dev/loop3, or `target`: the one under the target")
     read_iops: int = Field(0, ge=0)
     write_iops: int = Field(0, ge=0)
     read_bps: Size = Field(0)

@@ -25,12 +25,12 @@ from typing import Any
 from rich.console import Console
 
 from assay.actions.context import HostWatch
-from assay.hosts.cgroup import BlkioGroup
 from assay.integrity.session import Verifies
 from assay.metrics.counters import Parsed
 from assay.metrics.sampler import ComponentSpec
 from assay.participants import made
 from assay.participants.base import ParticipantBase, Traits, Where
+from assay.participants.blkio import BlkioGroups
 from assay.participants.databases import Databases
 from assay.participants.integrity import Integrity
 from assay.plan import Plan
@@ -50,9 +50,13 @@ class Session(abc.ABC):
         self.run_dir: RunDir | None = None
         self.info: dict[str, Any] = {}  # run.json as it grows
         self.env: dict[str, str] = {}  # the job files' variables
-        self.blkio: BlkioGroup | None = None  # fio's (each host's), so actions can throttle it
+        self.blkio: BlkioGroups | None = None  # fio's on each host, so actions can throttle it
         self.participants: list[ParticipantBase] = []  # beside fio, in their start order
         self.plugged: list[ParticipantBase] = []  # of them, the plug-ins' (participants/)
+
+    def _procs(self) -> dict[str, str]:
+        """Each host's blkio cgroup.procs, where fio and the databases run; none unthrottled."""
+        return self.blkio.procs() if self.blkio else {}
 
     # -- what each kind of session does its own way ----------------------------------------
     @abc.abstractmethod

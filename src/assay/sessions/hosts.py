@@ -15,11 +15,12 @@ from assay.actions.context import HostWatch
 from assay.cluster.group import RunnerGroup
 from assay.cluster.postgres import HostDatabases
 from assay.cluster.prefill import prefill
-from assay.cluster.throttle import HostsBlkio
+from assay.hosts import cgroup
 from assay.integrity import lifecycle as integrity
 from assay.metrics.counters import Parsed
 from assay.metrics.sampler import ComponentSpec
 from assay.participants.base import Where
+from assay.participants.blkio import BlkioGroups
 from assay.participants.databases import Databases
 from assay.participants.integrity import Integrity
 from assay.participants.issuelog import IssueLog
@@ -56,7 +57,7 @@ class HostsSession(Session):
         databases = HostDatabases.open(plan, group, rd)  # on the hosts
         if databases:
             self.participants.append(Databases(databases, rd.path, direct, opt.fresh, opt.keep,
-                                               self.platform.temporary, self.blkio,
+                                               self.platform.temporary, self._procs(),
                                                self.console))
         session = integrity.open_hosts(plan.resolved, plan.streams, rd.id, group, direct,
                                        self.platform)
@@ -149,8 +150,12 @@ def _open_run(s: HostsSession) -> tuple[RunDir, RunnerGroup, dict[str, Any]]:
                                                     for f in hp.files], opt.force)
             for env in group.envs.values():
                 env.update(extra)
-            # each host's blkio group with target.throttle in force (cluster/throttle.py)
-            group.blkio = HostsBlkio.open(plan, rd.id, group.runners, group.lost)
+            # each host's blkio group with target.throttle in force (participants/blkio.py)
+            group.blkio = BlkioGroups.open(
+                plan, rd.id, group.runners, group.lost,
+                {h: str(hp.host.target or "/") for h, hp in plan.cluster.hosts.items()},
+                {h: str(hp.host.vars.get("assay_blkio_root") or cgroup.ROOT)
+                 for h, hp in plan.cluster.hosts.items()})
         except BaseException:
             group.close()
             raise
@@ -166,7 +171,7 @@ def _open_run(s: HostsSession) -> tuple[RunDir, RunnerGroup, dict[str, Any]]:
                               "hosts": {h: hp.host.target for h, hp in plan.cluster.hosts.items()},
                               "driver": platform.facts()}  # e.g. the images a crash leaves
             if group.blkio is not None:  # the caps in force on each host, as it reports them
-                for h, caps in group.blkio.per_host_limits().items():
+                for h, caps in group.blkio.in_force().items():
                     group.facts[h]["blkio_limits"] = caps
             info["cluster"] = group.record()
             rd.write_record(parse_record(info))

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from assay.exitcodes import RunAborted, UserError
 from assay.hosts import cgroup
-from assay.hosts.cgroup import BlkioGroup
 from assay.hosts.fingerprint import block_device_facts
 from assay.integrity import lifecycle as integrity
 from assay.participants.base import Where
+from assay.participants.blkio import BlkioGroups
 from assay.participants.databases import Databases
 from assay.participants.integrity import Integrity
 from assay.participants.issuelog import IssueLog
@@ -18,6 +18,7 @@ from assay.participants.lags import HostLags
 from assay.participants.utilisation import Utilisation
 from assay.plan import LOCAL, RUN_JOB
 from assay.plan.model import variables
+from assay.platforms.fsbase import FsPlatform
 from assay.platforms.lock import TargetLock
 from assay.platforms.safety import check_block_device, check_files, device_state_dir
 from assay.postgres.sidecar import Sidecars
@@ -63,13 +64,13 @@ class LocalSession(Session):
             raise RunAborted(f"fio rejected the job file: {complaint}")
         databases.check()  # PostgreSQL installed, before any IO
         self._warnings(direct)
-        if plan.scenario.target.throttle and not cgroup.available():
-            raise UserError("target.throttle needs cgroup v1 blkio (root, mounted at "
-                            f"{cgroup.BLKIO_ROOT})")
-        if cgroup.available():
-            self.blkio = BlkioGroup(f"assay/{rd.id}").create()
-            self.platform.apply_limits(self.blkio)
-            self.info["target"]["blkio_limits"] = self.blkio.limits()
+        # this host's blkio group, as each host of a cluster run has its own
+        devices = self.platform.devices() if isinstance(self.platform, FsPlatform) else []
+        self.blkio = BlkioGroups.open(plan, rd.id, {LOCAL: runner}, (),
+                                      {LOCAL: str(plan.scenario.target.device or directory)},
+                                      {LOCAL: str(cgroup.BLKIO_ROOT)}, devices)
+        if self.blkio:
+            self.info["target"]["blkio_limits"] = self.blkio.in_force()[LOCAL]
         self._participants(databases, directory, direct)
         rd.write_record(parse_record(self.info))
 
@@ -78,10 +79,10 @@ class LocalSession(Session):
         whatever fio does), the issue-log reader last (it waits for the logs fio opens)."""
         plan, rd, opt = self.plan, self.run_dir, self.opt
         assert rd and self.runner
-        if databases:
+        if databases:  # the servers join this host's blkio group, as fio does
             self.participants.append(Databases(databases, directory, direct, opt.fresh,
-                                               opt.keep, self.platform.temporary, self.blkio,
-                                               self.console))
+                                               opt.keep, self.platform.temporary,
+                                               self._procs(), self.console))
         session = integrity.open_session(plan.resolved, plan.streams, rd.id, directory,
                                          rd.path, direct, lambda f: data_hash(plan, f))
         if session:
@@ -130,7 +131,7 @@ class LocalSession(Session):
 
     def start(self) -> FioRun:
         assert self.runner
-        self.runner.confine(self.blkio.path / "cgroup.procs" if self.blkio else None)
+        self.runner.confine(Path(self.blkio.procs()[LOCAL]) if self.blkio else None)
         return self.runner.start(RUN_JOB, self.env)
 
     def clock(self) -> float:

@@ -1,36 +1,37 @@
-"""blkio throttling on a cluster run's hosts: each host's fio runs in a cgroup v1 blkio group
-there, as a local fio does here (hosts/cgroup.py), so `target.throttle` and the `throttle`
-action cap the load's IO on every host.
+"""blkio throttling, one path for one host or many: each host's fio runs in a cgroup v1
+blkio group there, so `target.throttle` and the `throttle` action cap the load's IO on every
+host. A local run is a run of one host, `local`, reached through its runner as a remote host
+is through SSH.
 
-    blkio = HostsBlkio.open(plan, run_id, group.runners, group.lost)  # before any IO
+    blkio = BlkioGroups.open(plan, run_id, runners, lost, targets, roots)  # before any IO
     blkio.limit("target", read_iops=400)           # every active host, now
+    blkio.in_force()                               # {"n1": {"read_iops": "7:0 400"}, ...}
 
 A host's group is `assay/<run id>.<host>` under its blkio root (`/sys/fs/cgroup/blkio`, or
 the inventory's `assay_blkio_root`): unique per run and per host, since hosts that share a
 kernel (the lab's network namespaces) share their cgroups too. A device is a node as the host
-sees it, or `target`: the block device that holds the host's target directory (a partition's
-whole disk: blkio throttles disks). A host with no writable blkio v1, or without the device,
-is refused before any IO, naming the host.
+sees it, or `target`: the block device that holds the host's target (a partition's whole
+disk: blkio throttles disks). Every device the run will cap is checked when the groups are
+made; a host with no writable blkio v1, or without the device, is refused before any IO,
+naming the host.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from assay.actions.throttle import Params, on_devices
+from assay.actions.device import pick
+from assay.actions.throttle import on_devices
 from assay.exitcodes import UserError
-from assay.hosts.cgroup import LIMIT_FILES, BlkioGroup
+from assay.hosts.cgroup import LIMIT_FILES, group_name
 from assay.plan import Plan
+from assay.platforms.fsbase import ActionFailed
 from assay.runners.base import CommandResult, Runner
 
-ROOT = "/sys/fs/cgroup/blkio"
-TARGET = "target"  # the device under the host's target directory
-SAFE = re.compile(r"[^A-Za-z0-9_.-]")
+TARGET = "target"  # the device under the host's target
 # $1 the blkio root, $2 the group, $3 the host's target, then the devices: checks blkio v1,
 # makes the group, prints "device major:minor" per device (a partition's disk)
 OPEN = (
@@ -56,12 +57,26 @@ REMOVE = ('r=$1; g=$r/$2; [ -d "$g" ] || exit 0; for p in $(cat "$g/cgroup.procs
           'echo "$p" > "$r/cgroup.procs" 2>/dev/null; done; rmdir -- "$g"; '
           'rmdir -- "$(dirname -- "$g")" 2>/dev/null; :')
 _KEYS = {f: k for k, f in LIMIT_FILES.items()}
+Caps = dict[str, int]
 
 
 def needed(plan: Plan) -> bool:
     """Does the run throttle at all: `target.throttle`, or a `throttle` step on devices
     (Ceph's recovery limits are the platform's own)."""
     return bool(plan.scenario.target.throttle) or bool(on_devices(plan.resolved.steps))
+
+
+def step_device(asked: str | int | None, devices: Sequence[str]) -> str:
+    """A `throttle` step's device: a node as given; an index into the platform's `devices`
+    when it lists some (1 when none is given); else the device under each host's target."""
+    if isinstance(asked, str) and not asked.isdigit():
+        return asked
+    if not devices:
+        return TARGET
+    try:
+        return pick(list(devices), asked if asked is not None else 1, "device")
+    except ActionFailed as e:
+        raise ValueError(str(e)) from None
 
 
 @dataclass
@@ -82,56 +97,61 @@ class HostGroup:
         return self.runner.run(["sh", "-c", script, "assay-blkio", *args])
 
 
-class HostsBlkio(BlkioGroup):
-    """The run's blkio groups, one per host: a BlkioGroup whose `limit` acts on every host
-    still active (a lost host is not asked)."""
+class BlkioGroups:
+    """The run's blkio groups, one per host: `limit` acts on every host still active (a lost
+    host is not asked)."""
 
-    per_host = True
-
-    def __init__(self, name: str, hosts: dict[str, HostGroup], lost: Mapping[str, Any]):
-        super().__init__(name)
+    def __init__(self, hosts: dict[str, HostGroup], lost: Collection[str],
+                 devices: Sequence[str] = ()):
         self.hosts = hosts
         self.lost = lost
+        self.devices = list(devices)  # the platform's, that a step's index picks from
 
     @classmethod
-    def open(cls, plan: Plan, run_id: str, runners: Mapping[str, Runner],
-             lost: Mapping[str, Any]) -> HostsBlkio | None:
-        """Each host checked and its group made, with `target.throttle` in force (UserError
-        naming every host that cannot); None when the run throttles nothing."""
-        if not needed(plan) or plan.cluster is None:
+    def open(cls, plan: Plan, run_id: str, runners: Mapping[str, Runner], lost: Collection[str],
+             targets: Mapping[str, str], roots: Mapping[str, str],
+             devices: Sequence[str] = ()) -> BlkioGroups | None:
+        """Each host in `runners` checked and its group made under its root, with
+        `target.throttle` in force (UserError naming every host that cannot); None when the
+        run throttles nothing."""
+        if not needed(plan):
             return None
-        asked = list(dict.fromkeys([*(t.device for t in plan.scenario.target.throttle),
-                                    *map(step_device, on_devices(plan.resolved.steps))]))
-        hosts = {}
-        for h, hp in plan.cluster.hosts.items():
-            root = str(hp.host.vars.get("assay_blkio_root") or ROOT).rstrip("/")
-            hosts[h] = HostGroup(h, runners[h], root,
-                                 f"assay/{SAFE.sub('_', run_id)}.{SAFE.sub('_', h)}")
-        blkio = cls(f"assay/{run_id}", hosts, lost)
-        problems = [p for p in blkio._each(lambda g: _open(g, hp_target(plan, g.host), asked))
-                    if p]
-        if problems:
+        try:
+            asked = list(dict.fromkeys([*(t.device for t in plan.scenario.target.throttle),
+                                        *(step_device(s.device, devices)
+                                          for s in on_devices(plan.resolved.steps))]))
+        except ValueError as e:
+            raise UserError(f"throttle: {e}") from None
+        blkio = cls({h: HostGroup(h, r, roots[h].rstrip("/"), group_name(run_id, h))
+                     for h, r in runners.items()}, lost, devices)
+        blkio.check(targets, asked)
+        try:
+            for t in plan.scenario.target.throttle:
+                blkio.limit(t.device, read_iops=t.read_iops, write_iops=t.write_iops,
+                            read_bps=t.read_bps, write_bps=t.write_bps)
+        except ValueError as e:
             blkio.remove()
-            raise UserError("; ".join(problems) if len(problems) == 1 else
-                            f"{len(problems)} hosts cannot throttle:\n  " + "\n  ".join(problems))
-        for t in plan.scenario.target.throttle:
-            blkio.limit(t.device, read_iops=t.read_iops, write_iops=t.write_iops,
-                        read_bps=t.read_bps, write_bps=t.write_bps)
+            raise UserError(f"cannot throttle: {e}") from None
         return blkio
 
+    def check(self, targets: Mapping[str, str], asked: Sequence[str]) -> None:
+        """Each host's group made, and each of the `asked` devices found there (`target`: the
+        one under the host's entry in `targets`); else no group is left and UserError names
+        every host that cannot."""
+        problems = [p for p in self._each(lambda g: _open(g, targets[g.host], asked)) if p]
+        if problems:
+            self.remove()
+            raise UserError("; ".join(problems) if len(problems) == 1 else
+                            f"{len(problems)} hosts cannot throttle:\n  " + "\n  ".join(problems))
+
+    def device(self, asked: str | int | None) -> str:
+        """What a `throttle` step caps (step_device); ValueError for an index out of range."""
+        return step_device(asked, self.devices)
+
     def procs(self) -> dict[str, str]:
-        """Each host's `cgroup.procs`, where its fio is put before it execs."""
+        """Each host's `cgroup.procs`, where its fio is put before it execs (and a database's
+        server before its load starts)."""
         return {h: f"{g.path}/cgroup.procs" for h, g in self.hosts.items()}
-
-    @property
-    def path(self) -> Path:
-        return Path(ROOT) / self.name  # not one path: each host has its own (procs())
-
-    def create(self) -> HostsBlkio:
-        return self
-
-    def join(self, pid: int | None = None) -> None:
-        raise NotImplementedError("a host's fio joins its group there (procs())")
 
     def limit(self, device: str, *, read_iops: int = 0, write_iops: int = 0, read_bps: int = 0,
               write_bps: int = 0) -> None:
@@ -152,13 +172,9 @@ class HostsBlkio(BlkioGroup):
         if bad:
             raise ValueError("; ".join(bad))
 
-    def limits(self) -> dict[str, str]:
-        """Not one host's: see per_host_limits()."""
-        raise NotImplementedError("per host: per_host_limits()")
-
-    def per_host_limits(self) -> dict[str, dict[str, str]]:
-        """The caps in force on each active host, as hosts/cgroup.py records them locally,
-        e.g. {"n1": {"read_iops": "7:3 400"}}."""
+    def in_force(self) -> dict[str, dict[str, str]]:
+        """The caps in force on each active host, as it reports them, e.g.
+        {"n1": {"read_iops": "7:3 400"}}; kinds without a cap are left out."""
         out: dict[str, dict[str, str]] = {}
 
         def one(g: HostGroup) -> None:
@@ -177,27 +193,17 @@ class HostsBlkio(BlkioGroup):
         """Every host's group goes (a lost host is not asked)."""
         self._each(lambda g: g.sh(REMOVE, g.root, g.name) and None, active=True)
 
-    def _each(self, fn: Any, active: bool = False) -> list[Any]:
+    def _each(self, fn: Callable[[HostGroup], Any], active: bool = False) -> list[Any]:
         todo = [g for h, g in self.hosts.items() if not (active and h in self.lost)]
+        if len(todo) == 1:  # a local run: no thread
+            return [fn(todo[0])]
         if not todo:
             return []
         with ThreadPoolExecutor(max_workers=min(16, len(todo))) as pool:
             return list(pool.map(fn, todo))
 
 
-def step_device(step: Params) -> str:
-    """A `throttle` step's device on a host: a node as given, else (none, or an index into
-    the platform's devices) the device under the host's target."""
-    device = step.device
-    return device if isinstance(device, str) and not device.isdigit() else TARGET
-
-
-def hp_target(plan: Plan, host: str) -> str:
-    assert plan.cluster is not None
-    return str(plan.cluster.hosts[host].host.target or "/")
-
-
-def _open(g: HostGroup, target: str, asked: list[str]) -> str | None:
+def _open(g: HostGroup, target: str, asked: Sequence[str]) -> str | None:
     r = g.sh(OPEN, g.root, g.name, target, *asked)
     if r.returncode != 0:
         return f"{g.host}: cannot throttle there: {_last(r.stderr)}"

@@ -1,0 +1,3 @@
+"""Fixtures of the participant tests: real loop devices, filesystems and blkio groups."""
+
+from tests.realfs import blkio, machine  # noqa: F401
