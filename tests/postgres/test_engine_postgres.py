@@ -154,6 +154,9 @@ thresholds:
     (step,) = [e for e in record["events"] if e["action"] == "pg_backup"]
     assert step["outcome"] == "ok" and step["bytes"] > 80e6 and step["mbps"] > 0
     assert not Path(step["destination"]).exists()  # the copy goes unless `keep: true`
+    # copied on the run's one host by its agent, as each host of a cluster run copies its own
+    assert step["hosts"] == {"local": {"bytes": step["bytes"], "seconds": pytest.approx(
+        step["backup_s"], abs=0.01), "destination": step["destination"]}}
     pg = record["postgres"]["pg"]
     assert pg["wal_directory"] == str(wal / "pg-pg.wal") and pg["settings"]["wal_level"] == \
         "replica"

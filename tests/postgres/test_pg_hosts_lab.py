@@ -202,6 +202,45 @@ def test_a_throttle_step_reaches_the_hosts_database_as_fio(cluster: Cluster,
     assert postgres_under([h.path for h in cluster.hosts]) == []
 
 
+BACKED_UP = f"""\
+name: pg-backup-on-hosts
+workloads:
+  pg: {{kind: postgres, hosts: ":2", scale: 1, clients: 4, rate: {RATE}}}
+timeline:
+  warmup: 3s
+  duration: 15s
+  steps:
+    - {{name: backup, action: pg_backup, at: 6s}}
+thresholds:
+  pg.failed: "== 0"
+"""
+
+
+def test_pg_backup_copies_each_hosts_database_there_and_leaves_no_copy(
+        cluster: Cluster, tmp_path: Path) -> None:
+    scenario = tmp_path / "pg.yaml"
+    scenario.write_text(BACKED_UP)
+    r = assay("run", str(scenario), "--hosts", cluster.inventory, "--results",
+              str(tmp_path / "results"), "--json")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    run_dir = Path(json.loads(r.stdout)["run_dir"])
+    rec = json.loads((run_dir / "run.json").read_text())
+    assert rec["status"] == "passed", rec["reason"]
+    [step] = [e for e in rec["events"] if e["action"] == "pg_backup"]
+    assert step["outcome"] == "ok", step
+    hosts = step["hosts"]
+    assert sorted(hosts) == ["n1", "n2"]  # where the database runs, not n3
+    for h, got in hosts.items():  # a whole database each (scale 1: about 22 MB), on its host
+        target = cluster.hosts[int(h[1]) - 1].path
+        assert got["bytes"] > 15e6 and got["seconds"] > 0, (h, got)
+        assert got["destination"].startswith(f"{target}/pg-backups/pg-backup-{run_dir.name}")
+        assert not Path(got["destination"]).exists()
+        assert not (Path(target) / "pg-backups").exists()  # assay's, and empty: gone
+    assert step["bytes"] == sum(g["bytes"] for g in hosts.values())
+    assert rec["postgres"]["pg"]["hosts"]["n1"]["settings"]["wal_level"] == "replica"
+    assert postgres_under([h.path for h in cluster.hosts]) == []
+
+
 def gone(paths: list[str], timeout: float = 60.0) -> bool:
     """No PostgreSQL or pgbench process and no working copy left under `paths`."""
     end = time.monotonic() + timeout

@@ -12,6 +12,7 @@ from assay.scenario.yamlsource import ScenarioInvalid, load_yaml
 from assay.thresholds.evaluate import evaluate
 from assay.thresholds.grammar import ThresholdError, parse
 from assay.workloads import kinds
+from tests.cluster.test_group import hosts_in
 
 
 def plan(workload: str, extra: str = ""):
@@ -107,6 +108,19 @@ def test_pg_backup_needs_a_postgres_workload_and_a_filesystem():
         plan_text(text, "t.yaml")
     found = {(i.field, i.line) for i in e.value.issues}
     assert found == {("target.device", 2), ("timeline.steps[0].workload", 7)}
+
+
+def test_pg_backup_plans_for_one_host_and_for_hosts(tmp_path):
+    """One path: the step copies each host's database there (actions/pg_backup.py)."""
+    text = ("name: t\nworkloads:\n  pg: {kind: postgres, hosts: ':2'}\n"
+            "timeline:\n  steps:\n    - {action: pg_backup, at: 5s}\n")
+    on_hosts = plan_text(text, "t.yaml", hosts=hosts_in(tmp_path, ["n1", "n2", "n3"]))
+    local = plan_text(text.replace(", hosts: ':2'", ""), "t.yaml")
+    for p in (on_hosts, local):
+        assert [s.action for s in p.resolved.steps] == ["pg_backup"]
+    assert on_hosts.cluster is not None
+    assert [h for h, hp in on_hosts.cluster.hosts.items() if "pg" in hp.instances] == \
+        ["n1", "n2"]
 
 
 def test_search_can_vary_the_rate_or_the_clients():

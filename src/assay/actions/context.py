@@ -16,6 +16,7 @@ from assay.hosts.inventory import Host
 from assay.integrity.session import Verifies
 from assay.platforms.base import Platform
 from assay.platforms.fsbase import FsPlatform, StepTimeout, run_command
+from assay.postgres.servers import Running
 from assay.scenario.models import StepBase
 
 
@@ -70,7 +71,7 @@ class ActionContext:
     details: dict[str, Any] = field(default_factory=dict)  # recorded in the step's event
     hosts: dict[str, Host] = field(default_factory=dict)  # a cluster run's inventory hosts
     watch: HostWatch | None = None  # a cluster run's hosts, as they report
-    databases: Mapping[str, Any] = field(default_factory=dict)  # running postgres, by name
+    databases: Mapping[str, Running] = field(default_factory=dict)  # running postgres, by name
     verifier: Verifies | None = None  # integrity mode's writers (the verify action)
 
     @property

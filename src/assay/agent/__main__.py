@@ -10,6 +10,7 @@ COMMANDS = (
     "version",
     "integrity",
     "issuelog",
+    "pgbackup",
     "pgbench",
     "pgclean",
     "utilisation",

@@ -5,7 +5,8 @@
                  directories the database goes in, where nothing of the database's names
                  is someone else's (no IO)
     run SPEC     prepares (load once, reused while unchanged; the run's copy; the server),
-                 says {"ready": {...}}, waits for the controller's start file `pg-NAME.go`
+                 says {"ready": {...}} (its "server": where pgbackup finds it), waits
+                 for the controller's start file `pg-NAME.go`
                  ({"at": epoch s on this host's clock, "seconds": N, "procs": the blkio
                  group's cgroup.procs when the run throttles}), runs pgbench from that
                  instant for N s and sends one row a second (pgfold.py), then {"end": ...};
@@ -139,7 +140,9 @@ class Load:
                         "dataset": dataset, "data_directory": str(self.work),
                         "wal_directory": str(self.wal or self.work / "pg_wal"),
                         "cache_to_dataset": round(sb / max(dataset["database_bytes"], 1), 3),
-                        "prepare_s": round(time.monotonic() - t0, 3)}})
+                        "prepare_s": round(time.monotonic() - t0, 3),
+                        # how pg_backup reaches it (the agent's pgbackup), not recorded
+                        "server": {"bindir": str(bins), "socket": str(sockets), "port": port}}})
 
     def wait_go(self) -> dict | None:
         """The start file; None when told to stop, or when no start came in `wait_s` (the

@@ -25,3 +25,12 @@ def stop_event() -> threading.Event:
     if stat.S_ISFIFO(os.fstat(0).st_mode):
         threading.Thread(target=until_stdin_closes, daemon=True).start()
     return stop
+
+
+def leave(code: int) -> None:
+    """End the process now, as a command that ends by itself while stdin is still open does:
+    the interpreter's normal exit would abort on the stdin lock the watcher's read holds."""
+    with contextlib.suppress(OSError):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(code)

@@ -35,6 +35,7 @@ from assay.plan.instances import host_dir
 from assay.postgres.dataset import SCRIPTS, tpcc_file
 from assay.postgres.hostspec import Hosts, Remote, check_host, host_spec
 from assay.postgres.load import caching
+from assay.postgres.servers import DatabaseServer
 from assay.postgres.sidecar import IdleRun
 from assay.results.rundir import RunDir
 from assay.workloads.postgres import Params
@@ -54,7 +55,8 @@ class HostDatabases:
                         for n in self.params if n in hp.instances]
         self.rows = DatabaseRows(plan, group, rd, self.remotes, self.params)  # what they send
         self._warnings: list[str] = []
-        self.databases: dict[str, Any] = {}  # for actions: none reaches a host's yet
+        self.backup = any(s.action == "pg_backup" for s in plan.resolved.steps)  # plan-checked
+        self.databases: dict[str, OnHosts] = {}  # running, for actions (pg_backup)
 
     @classmethod
     def open(cls, plan: Plan, group: Hosts, rd: RunDir) -> HostDatabases | None:
@@ -113,7 +115,7 @@ class HostDatabases:
                 for s in ("schema", *SCRIPTS):
                     self._put(r.host, f"tpcc-{s}.sql", tpcc_file(s).read_bytes())
             spec = host_spec(r.name, self.params[r.name], self._base(r),
-                             self._bindir(r.host), fresh, direct)
+                             self._bindir(r.host), fresh, direct, self.backup)
             r.proc = runner.agent("pgbench", ["run", json.dumps(spec)])
             threading.Thread(target=r.read, daemon=True).start()
         problems = []
@@ -122,12 +124,14 @@ class HostDatabases:
             if "ready" not in row:
                 problems.append(f"{r.host}: workload {r.name}: {row.get('error') or 'no answer'}")
                 continue
+            r.server = row["ready"].pop("server", {})
             r.info.update(row["ready"])
             db = r.info["dataset"]["database_bytes"]
             sb = int(r.info["settings"]["shared_buffers"].removesuffix("kB")) * 1024
             self._warnings += [f"{r.host}: {w}" for w in caching(r.name, db, sb)]
         if problems:
             raise RunAborted("; ".join(problems))
+        self.databases = {n: OnHosts(self, n) for n in self.params}
         self.rd.event("postgres", outcome="ready", seconds=round(time.monotonic() - t0, 2),
                       hosts={f"{r.host}/{r.name}": r.info.get("prepare_s")
                              for r in self.remotes})
@@ -238,3 +242,20 @@ class HostDatabases:
 
     def idle_run(self) -> IdleRun:
         return IdleRun(self)  # type: ignore[arg-type]
+
+
+class OnHosts:
+    """A postgres workload's databases on their hosts, as the steps reach them (pg_backup)."""
+
+    def __init__(self, owner: HostDatabases, name: str):
+        self.owner, self.name = owner, name
+
+    def servers(self) -> dict[str, DatabaseServer]:
+        """Its server on each host still in the run (postgres/servers.py)."""
+        o = self.owner
+        assert o.plan.cluster is not None
+        return {r.host: DatabaseServer(o.group.runners[r.host], r.server["bindir"],
+                                       r.server["socket"], int(r.server["port"]),
+                                       str(o.plan.cluster.hosts[r.host].host.path))
+                for r in o.remotes if r.name == self.name and r.server and not r.lost
+                and not o.group.is_lost(r.host)}

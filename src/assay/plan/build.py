@@ -148,7 +148,7 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
     timed = [t for t in thresholds + host_thresholds
              if hosts is None or t.phase_step != "host_lost"]
     issues.extend(check_steps(resolved, timed, run_seconds, ctx.notes))
-    issues.extend(check_postgres(resolved, hosts is not None))
+    issues.extend(check_postgres(resolved))
     issues.extend(check_integrity(resolved, streams, thresholds, hosts is not None))
     issues.extend(check_rates(resolved, streams))
     issues.extend(failover.check(resolved, hosts))

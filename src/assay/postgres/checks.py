@@ -6,7 +6,7 @@ from assay.scenario.models import ResolvedScenario
 from assay.scenario.yamlsource import Issue
 
 
-def check(resolved: ResolvedScenario, cluster: bool = False) -> list[Issue]:
+def check(resolved: ResolvedScenario) -> list[Issue]:
     src = resolved.source
     names = [n for n, w in resolved.workloads.items() if w.kind == "postgres"]
     issues: list[Issue] = []
@@ -16,11 +16,6 @@ def check(resolved: ResolvedScenario, cluster: bool = False) -> list[Issue]:
     raw = [i for i, r in enumerate(resolved.scenario.timeline.steps or []) if isinstance(r, dict)]
     for i, step in zip(raw, resolved.steps, strict=False):
         if step.action != "pg_backup":
-            continue
-        if cluster:  # its stream goes to this machine from the one local database
-            issues.append(src.issue(("timeline", "steps", i, "action"), "pg_backup backs up a "
-                                    "database on this machine: a cluster run (--hosts) places "
-                                    "its databases on the hosts, which it does not back up yet"))
             continue
         wanted = getattr(step, "workload", None)
         if wanted is not None and wanted not in names:

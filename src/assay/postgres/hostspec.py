@@ -60,6 +60,7 @@ class Remote:
     proc: Any = None  # the agent (subprocess.Popen)
     rows: queue.Queue[dict[str, Any]] = field(default_factory=queue.Queue)
     info: dict[str, Any] = field(default_factory=dict)
+    server: dict[str, Any] = field(default_factory=dict)  # bindir, socket, port (pg_backup)
     ended: bool = False  # said "end" (pgbench done) or stopped sending
     lost: str | None = None
 
@@ -118,10 +119,11 @@ def check_host(runner: Runner, bindir: str | None, databases: list[dict[str, Any
 
 
 def host_spec(name: str, p: Params, base: str, bindir: str | None, fresh: bool,
-              direct: bool) -> dict[str, Any]:
-    """The agent's spec of workload `name`'s database on one host."""
+              direct: bool, backup: bool = False) -> dict[str, Any]:
+    """The agent's spec of workload `name`'s database on one host (`backup`: a pg_backup step
+    copies it, so it takes replication connections)."""
     schema = tpcc_file("schema").read_bytes() if p.driver == "tpcc" else b"pgbench -i"
-    conf = settings(p, p.dataset_estimate, direct, False)
+    conf = settings(p, p.dataset_estimate, direct, backup)
     conf.pop("shared_buffers")  # the agent's, from the database it loaded
     return {"name": name, "base": base, "wal": p.wal_path, "bindir": bindir,
             "driver": p.driver, "size": p.size, "schema": "tpcc-schema.sql", "fresh": fresh,

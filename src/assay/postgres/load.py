@@ -22,7 +22,9 @@ from rich.console import Console
 from assay.exitcodes import RunAborted, UserError
 from assay.postgres.cluster import Cluster, bindir, kill_all, processes, reachable
 from assay.postgres.dataset import SCRIPTS, ensure_loaded, loaded_paths, tpcc_file, working_copy
+from assay.postgres.servers import DatabaseServer
 from assay.postgres.txlog import Components, TxLog
+from assay.runners.base import Runner
 from assay.scenario.units import format_size
 from assay.workloads.postgres import MIX, Params
 
@@ -70,6 +72,9 @@ class PostgresLoad:
     state: Path  # its directory in the run directory
     run_id: str
     backup: bool = False  # a pg_backup step needs replication connections
+    host: str = "local"  # where it runs: this machine, the run's one host
+    runner: Runner | None = None  # that host's, for the agent's pgbackup (pg_backup)
+    directory: Path | None = None  # the target directory it is in
     cluster: Cluster | None = None
     work: Path | None = None
     waldir: Path | None = None
@@ -80,6 +85,7 @@ class PostgresLoad:
 
     def prepare(self, directory: Path, fresh: bool, console: Console, direct: bool) -> None:
         self.state.mkdir(parents=True, exist_ok=True)
+        self.directory = directory
         base = directory / self.p.subdir if self.p.subdir else directory
         base.mkdir(parents=True, exist_ok=True)
         wal = Path(self.p.wal_path) if self.p.wal_path else None
@@ -125,6 +131,14 @@ class PostgresLoad:
         return [str(self.cluster.bin / "pgbench"), "-P", "1",
                 *pgbench_options(self.p, str(self.state / "tx"), lambda s: str(tpcc_file(s))),
                 "postgres"]
+
+    def servers(self) -> dict[str, DatabaseServer]:
+        """Its server while it runs, on the run's one host (postgres/servers.py)."""
+        c = self.cluster
+        if c is None or c.socket_dir is None or self.runner is None or self.directory is None:
+            return {}
+        return {self.host: DatabaseServer(self.runner, str(c.bin), str(c.socket_dir), c.port,
+                                          str(self.directory))}
 
     def start(self, seconds: float, procs: str | None) -> None:
         """pgbench for `seconds`; the server's processes first join the run's blkio group at

@@ -21,7 +21,7 @@ from rich.console import Console
 from assay.metrics.sampler import ComponentSpec, Sample
 from assay.postgres.cluster import account, bindir
 from assay.postgres.load import PostgresLoad
-from assay.runners.base import FioRunBase
+from assay.runners.base import FioRunBase, Runner
 from assay.scenario.models import ResolvedScenario
 from assay.workloads.postgres import Params
 
@@ -49,9 +49,10 @@ def fio_specs(plan: Planned) -> list[ComponentSpec]:
 class Sidecars:
     """The run's database workloads."""
 
-    def __init__(self, plan: Planned, run_dir: Path, run_id: str):
+    def __init__(self, plan: Planned, run_dir: Path, run_id: str, runner: Runner | None = None):
+        """`runner`: this host's, where pg_backup's agent copies a database."""
         backup = any(s.action == "pg_backup" for s in plan.resolved.steps)  # plan-checked
-        self.loads = [PostgresLoad(n, w, run_dir / STATE / n, run_id, backup)
+        self.loads = [PostgresLoad(n, w, run_dir / STATE / n, run_id, backup, runner=runner)
                       for n, w in plan.resolved.workloads.items()
                       if isinstance(w, Params)]
         self.warmup = plan.warmup

@@ -58,7 +58,7 @@ class LocalSession(Session):
                                               if w.subdir}))
         for name, text in plan.jobfiles[LOCAL].items():
             runner.write_job(name, text)
-        databases = Sidecars(plan, rd.path, rd.id)
+        databases = Sidecars(plan, rd.path, rd.id, runner)
         complaint = runner.check_job(RUN_JOB, self.env) if plan.jobs else None
         if complaint:
             raise RunAborted(f"fio rejected the job file: {complaint}")
