@@ -13,6 +13,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -63,6 +64,18 @@ def postgres_under(paths: list[str]) -> list[int]:
                 (comm == "pgbench" and cwd.endswith("/pg-pg")):
             found.append(int(pid))
     return found
+
+
+def run_on(cluster: Cluster, tmp_path: Path, text: str, codes: tuple[int, ...] = (0,)) \
+        -> tuple[Path, dict[str, Any]]:
+    """`assay run` of scenario `text` on the lab's hosts: its run directory and run.json."""
+    scenario = tmp_path / "pg.yaml"
+    scenario.write_text(text)
+    r = assay("run", str(scenario), "--hosts", cluster.inventory, "--results",
+              str(tmp_path / "results"), "--json")
+    assert r.returncode in codes, r.stdout[-3000:] + r.stderr[-3000:]
+    run_dir = Path(json.loads(r.stdout)["run_dir"])
+    return run_dir, json.loads((run_dir / "run.json").read_text())
 
 
 @pytest.fixture(scope="module")
@@ -118,13 +131,7 @@ def test_hosts_without_postgresql_or_with_a_database_not_assays_are_refused_befo
 
 def test_a_database_on_two_of_three_hosts_is_graded_per_host_and_merged(
         cluster: Cluster, tmp_path: Path) -> None:
-    scenario = tmp_path / "pg.yaml"
-    scenario.write_text(SCENARIO)
-    r = assay("run", str(scenario), "--hosts", cluster.inventory, "--results",
-              str(tmp_path / "results"), "--json")
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    run_dir = Path(json.loads(r.stdout)["run_dir"])
-    rec = json.loads((run_dir / "run.json").read_text())
+    run_dir, rec = run_on(cluster, tmp_path, SCENARIO)
     assert rec["status"] == "passed", rec["reason"]
     # a database on n1 and n2 only, each loaded in its host's target and removed at the end
     hosts = rec["postgres"]["pg"]["hosts"]
@@ -182,13 +189,7 @@ def test_a_throttle_step_reaches_the_hosts_database_as_fio(cluster: Cluster,
     """The server on n1 joins n1's blkio group before its load starts, as it does on a local
     run (tests/postgres/test_engine_postgres.py): a cap on the disk under n1's target stalls
     its commits for the window."""
-    scenario = tmp_path / "pg.yaml"
-    scenario.write_text(THROTTLED)
-    r = assay("run", str(scenario), "--hosts", cluster.inventory, "--results",
-              str(tmp_path / "results"), "--json")
-    assert r.returncode in (0, 1), r.stdout[-3000:] + r.stderr[-3000:]
-    run_dir = Path(json.loads(r.stdout)["run_dir"])
-    rec = json.loads((run_dir / "run.json").read_text())
+    run_dir, rec = run_on(cluster, tmp_path, THROTTLED, (0, 1))
     [step] = [e for e in rec["events"] if e["action"] == "throttle"]
     assert step["outcome"] == "ok" and step["device"] == "target", step
     assert all(c["write_iops"].endswith(" 3") for c in step["hosts"].values()), step
@@ -218,13 +219,7 @@ thresholds:
 
 def test_pg_backup_copies_each_hosts_database_there_and_leaves_no_copy(
         cluster: Cluster, tmp_path: Path) -> None:
-    scenario = tmp_path / "pg.yaml"
-    scenario.write_text(BACKED_UP)
-    r = assay("run", str(scenario), "--hosts", cluster.inventory, "--results",
-              str(tmp_path / "results"), "--json")
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    run_dir = Path(json.loads(r.stdout)["run_dir"])
-    rec = json.loads((run_dir / "run.json").read_text())
+    run_dir, rec = run_on(cluster, tmp_path, BACKED_UP)
     assert rec["status"] == "passed", rec["reason"]
     [step] = [e for e in rec["events"] if e["action"] == "pg_backup"]
     assert step["outcome"] == "ok", step
