@@ -53,9 +53,11 @@ def clean(results_root: Path, unowned_ssh: bool = False) -> list[str]:
             with contextlib.suppress(OSError):
                 RunDir(run_dir).write_record(record)
             done.append(f"removed the temporary target {path} of crashed run {run_dir.name}")
-        group = cgroup.BLKIO_ROOT / cgroup.group_name(run_dir.name, LOCAL)
-        if group.is_dir():
-            with contextlib.suppress(OSError):
-                group.rmdir()  # only an empty group goes: fio has left it
-                done.append(f"removed the blkio group of crashed run {run_dir.name}")
+        # its group as this host of the run, or as runs named it before (`assay/<run id>`)
+        for name in (cgroup.group_name(run_dir.name, LOCAL), f"assay/{run_dir.name}"):
+            if (cgroup.BLKIO_ROOT / name).is_dir():
+                with contextlib.suppress(OSError):
+                    (cgroup.BLKIO_ROOT / name).rmdir()  # only an empty group: fio has left
+                    done.append(f"removed the blkio group {name} of crashed run "
+                                f"{run_dir.name}")
     return done
