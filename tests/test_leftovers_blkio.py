@@ -1,6 +1,6 @@
 """`assay clean` on a crashed local run that throttled: its blkio group goes, as named now
 (`assay/<run id>.local`, this host of the run) and as runs named it before
-(`assay/<run id>`); a group that still holds a process stays, and a live run's is not asked."""
+(`assay/<run id>`); a live run's group is left alone."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from pathlib import Path
 from assay import leftovers
 from assay.hosts import cgroup
 from tests.realfs import needs_blkio
-
 
 FIXTURE = Path(__file__).parent / "fixtures" / "runs" / "exchange-fixture" / "run.json"
 

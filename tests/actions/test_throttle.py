@@ -172,3 +172,43 @@ def test_refuses_what_was_not_checked_before_the_run(machine: Machine, blkio: Ma
     with pytest.raises(ActionFailed, match=r"device 3: the platform has 1"):
         throttle.run(p, context(fs, p, group=group))
     assert limits(group) == {}
+
+
+class SlowHosts:
+    """Hosts whose report of their caps is slow to come back (SSH under load), and one that
+    may refuse a cap: the action's timing and clean-up, apart from cgroups."""
+
+    def __init__(self, report_s: float = 0.0, refuse: bool = False):
+        self.report_s, self.refuse = report_s, refuse
+        self.caps: dict[str, dict[str, int]] = {"n1": {}, "n2": {}}
+
+    def device(self, asked: str | int | None) -> str:
+        return "target"
+
+    def limit(self, device: str, **caps: int) -> None:
+        self.caps["n1"] = {k: v for k, v in caps.items() if v}  # n1 takes every cap
+        if self.refuse and any(caps.values()):
+            raise ValueError("n2: no cgroup v1 blkio at /sys/fs/cgroup/blkio")
+        self.caps["n2"] = dict(self.caps["n1"])
+
+    def in_force(self) -> dict[str, dict[str, str]]:
+        time.sleep(self.report_s)
+        return {h: {k: f"7:0 {v}" for k, v in c.items()} for h, c in self.caps.items()}
+
+
+def test_the_window_runs_from_when_the_caps_are_in_force(tmp_path: Path) -> None:
+    hosts = SlowHosts(report_s=0.6)
+    p = cap(read_iops=30, **{"for": "1s"})
+    t0 = time.monotonic()
+    throttle.run(p, context(local_platform(tmp_path), p, group=hosts))
+    took = time.monotonic() - t0
+    assert 1.0 <= took < 1.4, took  # not 1 s after the slow report: 1.6 s
+    assert hosts.caps == {"n1": {}, "n2": {}}
+
+
+def test_a_host_that_refuses_the_cap_leaves_none_on_the_others(tmp_path: Path) -> None:
+    hosts = SlowHosts(refuse=True)
+    p = cap(read_iops=30, **{"for": "1s"})
+    with pytest.raises(ActionFailed, match="^cannot throttle target: n2: no cgroup v1 blkio"):
+        throttle.run(p, context(local_platform(tmp_path), p, group=hosts))
+    assert hosts.caps["n1"] == {}  # n1 had taken it: given back

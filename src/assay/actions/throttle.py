@@ -18,6 +18,7 @@ host's target: docs/hosts.md.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -80,20 +81,29 @@ def run(p: Params, ctx: ActionContext) -> str:
     caps = {"read_iops": p.read_iops, "write_iops": p.write_iops, "read_bps": p.read_bps,
             "write_bps": p.write_bps}
     ctx.details.update({"device": device, **{k: v for k, v in caps.items() if v}})
+    failed = True  # until the window ends well: a restore that fails then says so
     try:
-        ctx.group.limit(device, **caps)
+        try:
+            ctx.group.limit(device, **caps)
+        except (OSError, ValueError) as e:
+            raise ActionFailed(f"cannot throttle {device}: {e}") from None
+        # the window runs from when the caps are in force, not from when a slow host's
+        # report of them comes back
+        end = time.monotonic() + (p.window if p.window is not None else 1e9)
         ctx.details["hosts"] = ctx.group.in_force()  # as each active host reports it
-    except (OSError, ValueError) as e:
-        raise ActionFailed(f"cannot throttle {device}: {e}") from None
-    try:
-        ctx.sleep(p.window if p.window is not None else 1e9)
+        ctx.sleep(max(0.0, end - time.monotonic()))
+        failed = False
     except Stopped:
-        pass
-    finally:  # the device gets its own caps back, whatever ended the window
-        ctx.group.limit(device, read_iops=before.read_iops if before else 0,
-                        write_iops=before.write_iops if before else 0,
-                        read_bps=before.read_bps if before else 0,
-                        write_bps=before.write_bps if before else 0)
+        failed = False
+    finally:  # the device gets its own caps back, whatever ended the window (also on the
+        try:  # hosts that took the cap when another refused it)
+            ctx.group.limit(device, read_iops=before.read_iops if before else 0,
+                            write_iops=before.write_iops if before else 0,
+                            read_bps=before.read_bps if before else 0,
+                            write_bps=before.write_bps if before else 0)
+        except (OSError, ValueError) as e:
+            if not failed:  # else the first failure is the one to tell
+                raise ActionFailed(f"cannot give {device} its caps back: {e}") from None
     shown = ", ".join(f"{k} {v}" for k, v in caps.items() if v)
     return f"{device} capped at {shown}" + (f" for {p.window:g}s" if p.window else "")
 
