@@ -9,6 +9,7 @@ import json
 import math
 import random
 import re
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -44,14 +45,32 @@ def run(plan, tmp_path: Path, factory) -> tuple[Outcome, dict]:
     return out, json.loads((out.run_dir / "run.json").read_text())
 
 
-def test_replayed_hosts_merge_and_a_dying_host_is_lost_and_graded_n_minus_1(tmp_path):
+class LateRunner(ReplayRunner):
+    """A replayed host whose first dump comes late: another host's whole recording, its
+    end included, is read before it."""
+
+    def start(self, name, env, *, at=None, sections=()):
+        run = super().start(name, env, at=at, sections=sections)
+        docs = run.documents
+
+        def late(poll: float = 0.2) -> Iterator[Document | None]:
+            time.sleep(0.6)
+            yield from docs(poll)
+        run.documents = late  # type: ignore[method-assign]
+        return run
+
+
+@pytest.mark.parametrize("survivors_late", [False, True], ids=["as-recorded", "loss-first"])
+def test_replayed_hosts_merge_and_a_dying_host_is_lost_and_graded_n_minus_1(
+        tmp_path, survivors_late):
     text = (REPLAY / "scenario.yaml").read_text() + \
         '  db.data.read.iops: ">= 60% target after host_lost"\n'
     hosts = hosts_in(tmp_path, ["n1", "n2", "n3"], shared=True)
     plan = plan_text(text, str(REPLAY / "scenario.yaml"), hosts=hosts)
     recordings = {"n1": "steady", "n2": "steady", "n3": "died"}
-    out, rec = run(plan, tmp_path,
-                   lambda host, work: ReplayRunner(REPLAY / recordings[host], host, work))
+    survivor = LateRunner if survivors_late else ReplayRunner
+    out, rec = run(plan, tmp_path, lambda host, work: (
+        ReplayRunner if host == "n3" else survivor)(REPLAY / recordings[host], host, work))
     c = rec["cluster"]
     # the loss: an event, a timeline step (phases cut at it), and the hosts still active
     assert list(c["lost"]) == ["n3"] and "status -9" in c["lost"]["n3"]["reason"]

@@ -7,7 +7,8 @@ from the merged histograms. Each host also has its own series (cluster/hostserie
 A lost host (cluster/liveness.py says when, and why) is a timeline event: its last dump stays
 in every merged dump after it (its counters stop: its data up to the loss is kept and it adds
 nothing after), and the other hosts go on. `cluster.ndjson` labels every merged second with
-the hosts still active.
+the hosts whose IO is in it: those still active, and a lost one for its seconds before the
+loss (they may arrive after its end is known: the other hosts' dumps come when they come).
 """
 
 from __future__ import annotations
@@ -253,10 +254,10 @@ class ClusterRun(FioRunBase):
                 for h in fresh:
                     self._feed_host(h, stamp)
             self._last = merged
-            if self.measured:
+            if self.measured:  # a lost host's second that arrives late still had it
+                hosts = [h for h in self.order if h in self.active or h in fresh]
                 self.group.rd.append("cluster.ndjson", {
-                    "t": self._t(), "hosts_active": len(self.active),
-                    "hosts": [h for h in self.order if h in self.active]})
+                    "t": self._t(), "hosts_active": len(hosts), "hosts": hosts})
             yield merged
 
     def _feed_host(self, host: str, stamp: float) -> None:
