@@ -25,15 +25,18 @@ from assay.results.rundir import RunDir, read_record
 TEMP_PREFIX = "assay-"  # tempfile.mkdtemp prefix of temporary targets (platforms/base.py)
 
 
+def crashed(results_root: Path) -> list[Path]:
+    """The run directories of the crashed runs under `results_root`."""
+    return [Path(row["path"]) for row in Catalogue(results_root).rows()
+            if row["status"] == "crashed"]
+
+
 def clean(results_root: Path, unowned_ssh: bool = False) -> list[str]:
     """Remove the leftovers of every crashed run under `results_root`, and the SSH control
     directories and masters of assay processes that are gone (hosts/sshleftovers.py; with
     `unowned_ssh`, also an older assay's unused ones); returns what was done."""
     done: list[str] = ssh_leftovers(unowned_ssh)
-    for row in Catalogue(results_root).rows():
-        if row["status"] != "crashed":
-            continue
-        run_dir = Path(row["path"])
+    for run_dir in crashed(results_root):
         done += postgres_leftovers(run_dir)  # its processes first: they hold the target
         try:
             record = read_record(run_dir)

@@ -6,15 +6,19 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from assay.hosts import cgroup
 from assay.platforms.labcluster import Cluster
 from assay.report.cluster import host_series_rows
 from tests.cluster.test_lab import assay, inventory
 from tests.conftest import needs_fio
+from tests.realfs import needs_blkio
 from tests.sshlab import cluster, needs_netns  # noqa: F401
+from tests.test_leftovers_blkio import dead_pid, run_dir
 
 # lab runs end to end: make test's second tier
 pytestmark = [needs_netns, needs_fio, pytest.mark.tier2]
@@ -95,3 +99,34 @@ def test_a_host_without_blkio_v1_is_refused_before_any_io_naming_it(
     assert "n1: cannot throttle" not in said and "Traceback" not in said
     assert data_files(cluster) == before  # no IO: no data file written on any host
     assert not list((tmp_path / "results").glob("*_lab-throttle_*"))  # no run kept
+
+
+@needs_blkio
+def test_assay_clean_hosts_removes_a_crashed_runs_empty_groups_and_nothing_else(
+        cluster: Cluster, tmp_path: Path) -> None:  # noqa: F811
+    """The lab's hosts share this machine's kernel, so their groups are visible here."""
+    results = tmp_path / "results"
+    crashed, live = "20261128-100000_t_cccccc", "20261128-100001_t_dddddd"
+    run_dir(results, crashed, dead_pid())
+    run_dir(results, live, os.getpid())
+    n1, n2, n3 = (cgroup.BLKIO_ROOT / cgroup.group_name(crashed, h) for h in ("n1", "n2", "n3"))
+    other = cgroup.BLKIO_ROOT / cgroup.group_name(live, "n1")
+    for g in (n1, n2, n3, other):
+        g.mkdir(parents=True)
+    held = subprocess.Popen(["sleep", "60"])  # fio still in n3's group: it stays
+    (n3 / "cgroup.procs").write_text(str(held.pid))
+    try:
+        r = assay("clean", "--results", str(results), "--hosts", cluster.inventory)
+        assert r.returncode == 0, r.stdout + r.stderr
+        said = " ".join(r.stdout.split())
+        for h in ("n1", "n2"):
+            assert f"{h}: removed the blkio group {cgroup.group_name(crashed, h)} of crashed " \
+                   f"run {crashed}" in said, said
+        assert said.count("blkio group") == 2, said
+        assert [g.exists() for g in (n1, n2, n3, other)] == [False, False, True, True]
+    finally:
+        held.kill()
+        held.wait()
+        for g in (n1, n2, n3, other):
+            if g.exists():
+                g.rmdir()

@@ -7,18 +7,19 @@ from pathlib import Path
 import click
 
 from assay.cli.common import results_option, results_root
-from assay.cluster.postgrescheck import clean_hosts
+from assay.cluster.hostclean import clean_hosts
 from assay.console import make_console
 from assay.hosts import inventory
-from assay.leftovers import clean
+from assay.leftovers import clean, crashed
 
 
 @click.command("clean")
 @results_option
 @click.option("--hosts", "hosts_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Also clean these hosts (an Ansible inventory): the run directories runs "
-                   "left in their $TMPDIR (a host lost mid-run), and the PostgreSQL copies a "
-                   "crashed run left in their targets (their agent gone), with their servers.")
+                   "left in their $TMPDIR (a host lost mid-run), the PostgreSQL copies a "
+                   "crashed run left in their targets (their agent gone), with their servers, "
+                   "and the empty blkio groups of the crashed runs in the results.")
 def command(results: Path | None, hosts_file: Path | None) -> None:
     """Remove the leftovers of crashed runs: a run whose assay process is gone (killed, or the
     machine restarted) while run.json still says `running`. Its results stay; its temporary
@@ -26,12 +27,15 @@ def command(results: Path | None, hosts_file: Path | None) -> None:
     ($TMPDIR/assay-ssh-*) and ControlMaster processes of a killed cluster run. `assay run`
     does this before it starts. With --hosts, each host too: the run directory a run left
     in its $TMPDIR (a host lost mid-run, or restarted; only directories with assay's mark
-    whose run is gone), and a database a postgres workload left in its target (only copies
-    with assay's marker)."""
+    whose run is gone), a database a postgres workload left in its target (only copies
+    with assay's marker), and the blkio groups there of the crashed runs in the results
+    (empty ones only)."""
     console = make_console()
-    done = clean(results_root(results), unowned_ssh=True)
+    root = results_root(results)
+    runs = [d.name for d in crashed(root)]
+    done = clean(root, unowned_ssh=True)
     if hosts_file is not None:
-        done += clean_hosts(inventory.load(hosts_file))
+        done += clean_hosts(inventory.load(hosts_file), runs)
     for line in done:
         console.print(line)
     if not done:

@@ -4,7 +4,6 @@ does before any IO). Other hosts are not asked."""
 
 from __future__ import annotations
 
-import io
 import tempfile
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -15,9 +14,7 @@ from assay.hosts.inventory import Host
 from assay.plan import load
 from assay.plan.instances import host_dir
 from assay.postgres.hostspec import check_host
-from assay.runners import agent
 from assay.runners.ssh import SshRunner
-from assay.runners.sshsessions import remove_leftovers
 from assay.workloads.postgres import Params
 
 
@@ -58,34 +55,3 @@ def _bindir(host: Host) -> str | None:
     given = host.vars.get("assay_pg_bindir")
     return str(given) if given else None
 
-
-def clean_hosts(hosts: Sequence[Host], accept_new: bool = False) -> list[str]:
-    """`assay clean --hosts`: each host's run directories that outlived their run (a host
-    lost mid-run) and databases left by a crashed run (agent/pgclean.py); what was done, one
-    line each."""
-    def one(host: Host) -> list[str]:
-        done: list[str] = []
-        with tempfile.TemporaryDirectory(prefix="assay-clean-") as d:
-            runner = SshRunner(host, Path(d), run_id="clean", accept_new=accept_new)
-            try:
-                done += [f"{host.name}: removed the run directory {where} a run left there"
-                         for where in remove_leftovers(runner.ssh)]
-                if host.path:
-                    done += _clean_databases(runner, host.path)
-            except Exception as e:  # noqa: BLE001 - said per host; the others are cleaned
-                done.append(f"{host.name}: could not be cleaned: {e}")
-            finally:
-                runner.close()
-        return done
-
-    with ThreadPoolExecutor(max_workers=max(1, min(16, len(hosts)))) as pool:
-        return [line for lines in pool.map(one, hosts) for line in lines]
-
-
-def _clean_databases(runner: SshRunner, path: str) -> list[str]:
-    proc = runner.agent("pgclean", [path])
-    out = proc.stdout.read() if proc.stdout else b""
-    proc.wait()
-    return [f"{runner.host}: removed the PostgreSQL copy {row['removed']} of a crashed run" +
-            (f" ({row['processes']} processes ended)" if row.get("processes") else "")
-            for row in agent.rows(io.BytesIO(out)) if "removed" in row]
