@@ -3,7 +3,7 @@
 import json
 import sys
 
-from assay.report.rundata import Column, per_second
+from assay.report.rundata import Column, _records, per_second
 
 
 def test_a_column_keeps_numbers_and_gaps_in_eight_bytes_each():
@@ -30,3 +30,17 @@ def test_per_second_reads_series_into_columns(tmp_path):
     assert list(cols["a"]["iops"]) == [101.0, 102.0, 103.0]
     assert list(cols["b"]["mbps"]) == [None, None, None]
     assert cols["a"]["phase"] == ["run"] * 3 and cols["a"]["phase"][0] is cols["b"]["phase"][2]
+
+
+def test_records_are_read_in_batches_past_blank_and_torn_lines(tmp_path):
+    """Each batch is one json call; a batch of blank lines is not the end, and a torn line
+    costs only itself."""
+    rows = [{"t": float(t), "c": "a"} for t in range(7)]
+    lines = [json.dumps(r) + "\n" for r in rows]
+    text = "".join(lines[:2]) + "\n\n\n\n" + "".join(lines[2:5]) + '{"t": 9, "c"\n' + \
+        "".join(lines[5:])
+    path = tmp_path / "series.ndjson"
+    path.write_text(text)
+    assert list(_records(path, batch=3)) == rows
+    assert list(_records(path)) == rows
+    assert list(_records(tmp_path / "none.ndjson")) == []

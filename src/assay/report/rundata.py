@@ -11,6 +11,7 @@ import json
 import math
 from array import array
 from collections.abc import Iterable, Iterator
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -83,9 +84,10 @@ def _records(path: Path, batch: int = 20_000) -> Iterator[dict[str, Any]]:
         return
     with open(path, encoding="utf-8", errors="replace") as fh:
         while True:
-            lines = [ln for ln in (fh.readline() for _ in range(batch)) if ln.strip()]
-            if not lines:
+            taken = list(islice(fh, batch))  # stops at the end, not after `batch` reads
+            if not taken:
                 return
+            lines = [ln for ln in taken if ln.strip()]
             try:
                 yield from filter(valid_row, json.loads("[" + ",".join(lines) + "]"))
             except ValueError:
