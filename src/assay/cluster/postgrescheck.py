@@ -54,4 +54,3 @@ def check(scenario: str, hosts: Sequence[Host], accept_new: bool = False) \
 def _bindir(host: Host) -> str | None:
     given = host.vars.get("assay_pg_bindir")
     return str(given) if given else None
-
