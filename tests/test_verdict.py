@@ -98,3 +98,11 @@ def test_a_hosts_failed_threshold_is_named_with_why() -> None:
                    "n2": {"thresholds": [{"expr": "db.lat_p99 < 20ms", "passed": True}]}}}
     assert hosts_failure(cluster) == ("start_skew < 10ms (12.5); n1: db.iops >= target (fell "
                                       "3.0s behind its schedule); db.lat_p99 < 20ms")
+
+
+def test_hosts_are_summarised_in_the_runs_order_this_machine_first():
+    """Rows come in whatever order the hosts' agents send them; the summary (run.json, the
+    terminal's Hosts table) lists them as the run does."""
+    rows = [{"t": 1.0, "host": h, "cpu_pct": 10.0} for h in ("n3", "local", "n1", "x9", "n2")]
+    assert list(host_summary(rows, 0.0, 2.0, ["n1", "n2", "n3"])) == \
+        ["local", "n1", "n2", "n3", "x9"]

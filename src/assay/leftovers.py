@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 from assay.hosts import cgroup
@@ -31,12 +32,14 @@ def crashed(results_root: Path) -> list[Path]:
             if row["status"] == "crashed"]
 
 
-def clean(results_root: Path, unowned_ssh: bool = False) -> list[str]:
-    """Remove the leftovers of every crashed run under `results_root`, and the SSH control
-    directories and masters of assay processes that are gone (hosts/sshleftovers.py; with
-    `unowned_ssh`, also an older assay's unused ones); returns what was done."""
+def clean(results_root: Path, unowned_ssh: bool = False,
+          runs: Sequence[Path] | None = None) -> list[str]:
+    """Remove the leftovers of every crashed run under `results_root` (`runs`: those runs,
+    when the caller has found them), and the SSH control directories and masters of assay
+    processes that are gone (hosts/sshleftovers.py; with `unowned_ssh`, also an older
+    assay's unused ones); returns what was done."""
     done: list[str] = ssh_leftovers(unowned_ssh)
-    for run_dir in crashed(results_root):
+    for run_dir in crashed(results_root) if runs is None else runs:
         done += postgres_leftovers(run_dir)  # its processes first: they hold the target
         try:
             record = read_record(run_dir)

@@ -14,7 +14,7 @@ from assay.metrics.coverage import Coverage, coverage
 from assay.metrics.intended import component_intended
 from assay.metrics.phases import PhaseReport, analyse
 from assay.metrics.summary import ComponentInfo, Stats, aggregate_all
-from assay.plan import Plan
+from assay.plan import LOCAL, Plan
 from assay.thresholds.evaluate import Result, evaluate
 
 
@@ -63,7 +63,7 @@ def grade(plan: Plan, samples: Collection[dict[str, Any]], steps: Sequence[dict[
         if name in stats:
             stats[name].intended = figures
     phase_report = analyse(components, samples, steps, start, end)
-    host_stats = host_summary(hosts, start, end)
+    host_stats = host_summary(hosts, start, end, plan.hosts)
     results = evaluate(plan.thresholds, components, stats, phase_report, host_stats,
                        integrity or {}) if samples else []
     series = ({"t": s["t"], "dt": s["dt"], "c": s["c"],
@@ -90,10 +90,11 @@ def closed_loop(plan: Plan) -> list[ComponentInfo]:
     return out
 
 
-def host_summary(rows: Iterable[dict[str, Any]], start: float, end: float) \
-        -> dict[str, dict[str, float]]:
+def host_summary(rows: Iterable[dict[str, Any]], start: float, end: float,
+                 order: Sequence[str] = ()) -> dict[str, dict[str, float]]:
     """Per host over the measured window: the mean of each utilisation metric and, as
-    `<metric>_max`, its largest 1 s value; network summed over the NICs, and per NIC."""
+    `<metric>_max`, its largest 1 s value; network summed over the NICs, and per NIC. Hosts
+    in `order` (the run's), this machine first, not in the order their rows came."""
     cols: dict[str, dict[str, list[float]]] = {}
     for row in rows:
         t = row.get("t")
@@ -107,8 +108,9 @@ def host_summary(rows: Iterable[dict[str, Any]], start: float, end: float) \
         per = cols.setdefault(str(row.get("host") or "local"), {})
         for k, v in values.items():
             per.setdefault(k, []).append(v)
+    rank = {h: i for i, h in enumerate([LOCAL, *order])}
     out: dict[str, dict[str, float]] = {}
-    for name, metrics in cols.items():
+    for name, metrics in sorted(cols.items(), key=lambda c: (rank.get(c[0], len(rank)), c[0])):
         out[name] = {"seconds": float(len(next(iter(metrics.values()), [])))}
         for k, vs in metrics.items():
             out[name][k] = round(sum(vs) / len(vs), 3)

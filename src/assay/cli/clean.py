@@ -32,10 +32,10 @@ def command(results: Path | None, hosts_file: Path | None) -> None:
     (empty ones only)."""
     console = make_console()
     root = results_root(results)
-    runs = [d.name for d in crashed(root)]
-    done = clean(root, unowned_ssh=True)
+    runs = crashed(root)
+    done = clean(root, unowned_ssh=True, runs=runs)
     if hosts_file is not None:
-        done += clean_hosts(inventory.load(hosts_file), runs)
+        done += clean_hosts(inventory.load(hosts_file), [d.name for d in runs])
     for line in done:
         console.print(line)
     if not done:
