@@ -1,10 +1,13 @@
-"""Prefill with real fio: every file written once with its data pattern and reused while
-unchanged (the manifest); --fresh, a changed pattern or a damaged file rewrite exactly what is
-stale; too little free space is refused before a byte is written."""
+"""Prefill with real fio on this machine, a cluster of one: every file written once with its
+data pattern and reused while unchanged (the manifest); --fresh, a changed pattern or a damaged
+file rewrite exactly what is stale; too little free space is refused before a byte is written.
+The same code prefills every host of a cluster run (tests/cluster/test_prefill_lab.py)."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,14 +15,16 @@ from typing import Any
 
 import pytest
 
-from assay.exitcodes import RunAborted
+from assay.exitcodes import RunAborted, UserError
 from assay.fio.jsonstream import JsonStream
 from assay.plan import PREFILL_JOB, Plan, plan_text
 from assay.platforms.base import supports_direct_io
-from assay.platforms.safety import MANIFEST, read_manifest, write_manifest
-from assay.prefill import data_hash, prefill
+from assay.platforms.safety import MANIFEST, read_manifest
+from assay.prefill import prefill
+from assay.prefill.files import claim, data_files, read, refuse_foreign
 from assay.results.rundir import RunDir, read_ndjson
 from assay.runners import LocalRunner
+from assay.runners.local import run_here
 from tests.conftest import needs_fio, quiet_console
 from tests.realfs import Machine
 
@@ -34,6 +39,10 @@ MiB = 1 << 20
 def make_plan(dataset: str = "16MiB", compressibility: float | None = None) -> Plan:
     data = f", data: {{compressibility: {compressibility}}}" if compressibility else ""
     return plan_text(SCENARIO.format(dataset=dataset, data=data), "pre.yaml")
+
+
+def data_hash(plan: Plan, name: str) -> str:
+    return data_files(plan, "local", "/any").hashes[name]  # where is no part of it
 
 
 class Prefiller:
@@ -51,9 +60,14 @@ class Prefiller:
         runner.write_job(PREFILL_JOB, plan.jobfile(name=PREFILL_JOB))
         direct = supports_direct_io(self.directory)
         env = {"ASSAY_TARGET": str(target or self.directory), "ASSAY_DIRECT": str(int(direct))}
-        try:
-            return prefill(plan, self.directory, runner, rd, quiet_console(), fresh=fresh,
-                           env=env)
+        try:  # as sessions/local.py does: checked and claimed at its opening, then prefilled
+            files = data_files(plan, "local", str(self.directory))
+            read(run_here, files)
+            refuse_foreign(files, False)
+            claim(run_here, files, shutil.disk_usage(self.directory).free)
+            return prefill({"local": (run_here, files)},
+                           lambda s: runner.start(PREFILL_JOB, env, sections=s["local"]), rd,
+                           quiet_console(), fresh)
         finally:
             rd.close()
 
@@ -166,8 +180,8 @@ def test_only_stale_files_are_written(tmp_path: Path, target: Path) -> None:
     with open(target / b, "r+b") as fh:  # cut short
         fh.truncate(MiB)
     manifest = read_manifest(target)
-    del manifest[c]["prefilled"]  # claimed by a prefill that never finished
-    write_manifest(target, manifest)
+    manifest[c]["prefilled"] = False  # claimed by a prefill that never finished
+    (target / MANIFEST).write_text(json.dumps(manifest))
     untouched = (target / d).stat().st_mtime_ns
     info = run(plan)
     assert (info["files"], info["reused_files"], info["bytes"]) == (3, 1, 12 * MiB)
@@ -182,7 +196,7 @@ def test_a_failed_prefill_aborts_and_leaves_the_files_stale(tmp_path: Path,
                                                            target: Path) -> None:
     plan = make_plan()
     run = Prefiller(tmp_path, target)
-    with pytest.raises(RunAborted, match=r"prefill failed \(fio exit \d+\)"):
+    with pytest.raises(RunAborted, match=r"prefill failed: fio exit \d+"):
         run(plan, target=tmp_path / "missing" / "dir")  # fio cannot create its files there
     manifest = read_manifest(target)
     assert sorted(manifest) == sorted(n for n, _ in plan.files)  # claimed before writing
@@ -193,8 +207,8 @@ def test_a_failed_prefill_aborts_and_leaves_the_files_stale(tmp_path: Path,
 @needs_fio
 def test_not_enough_free_space_is_refused_before_writing(tmp_path: Path, small: Path) -> None:
     run = Prefiller(tmp_path, small)
-    with pytest.raises(RunAborted, match=r"not enough free space in .*: the dataset needs "
-                                         r"16(\.0)? ?MiB more.*Lower `dataset`"):
+    with pytest.raises(UserError, match=r"not enough free space at .*: the files need "
+                                        r"16(\.0)? ?MiB more.*Lower `dataset`"):
         run(make_plan())
     assert list(small.iterdir()) == []  # not a file, not even the manifest
     assert run.sections_written() == [] and run.events() == []

@@ -170,9 +170,12 @@ def test_a_dataset_larger_than_the_free_space_is_refused_before_writing(loopfs, 
     scenario = tmp_path / "s.yaml"
     scenario.write_text(SMALL.replace("96MiB", "2GiB"))
     r = cli("run", str(scenario), "--path", str(mnt), results=results)
-    assert r.returncode == 3, r.stderr
-    assert "not enough free space" in r.stdout + r.stderr
+    assert r.returncode == 2, r.stderr  # refused, as a host short of space is
+    assert "not enough free space" in r.stderr and "need 2.0GiB more" in r.stderr
     assert not list(mnt.glob("*.dat"))
+    (record,) = results.glob("*/run.json")  # the refusal is on record
+    run = json.loads(record.read_text())
+    assert run["status"] == "aborted" and "not enough free space" in run["reason"]
 
 
 @needs_root

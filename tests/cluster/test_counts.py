@@ -5,10 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-from assay.cluster.hostcheck import _facts, _space
-from assay.exitcodes import UserError
+from assay.cluster.hostcheck import _facts
 from assay.plan.build import plan_text
 from assay.runners import ReplayRunner
 from assay.runners.base import CommandResult
@@ -82,19 +79,8 @@ def test_device_target_plans_on_a_cluster_and_on_one_host(tmp_path: Path) -> Non
 
 
 def test_host_facts_are_numbers_and_unknowns_are_left_out() -> None:
-    facts = _facts(CommandResult(0, "Linux 6.1.0\n2\n25276100608\next4\n-\n0\n", ""))
-    assert facts == {"kernel": "Linux 6.1.0", "cpus": 2, "mem_bytes": 25276100608,
-                     "fs": "ext4", "existing_bytes": 0}
-
-
-def test_a_host_short_of_space_is_refused_with_its_figures() -> None:
-    facts = {"free_bytes": 200 << 20, "existing_bytes": 10 << 20}
-    with pytest.raises(UserError) as e:
-        _space("n2", "/mnt/assay", facts, 4 << 30)
-    assert "n2: not enough free space at /mnt/assay" in str(e.value)
-    assert "need 4GiB" in str(e.value) and "200MiB is free" in str(e.value)
-    _space("n1", "/mnt/assay", {"free_bytes": 5 << 30, "existing_bytes": 0}, 4 << 30)
-    _space("n1", "/mnt/assay", {"free_bytes": 100 << 20, "existing_bytes": 4 << 30}, 4 << 30)
+    facts = _facts(CommandResult(0, "Linux 6.1.0\n2\n25276100608\next4\n-\n", ""))
+    assert facts == {"kernel": "Linux 6.1.0", "cpus": 2, "mem_bytes": 25276100608, "fs": "ext4"}
 
 
 def test_the_summary_says_why_a_host_has_no_p99_from_due(tmp_path: Path) -> None:

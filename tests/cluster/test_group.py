@@ -20,6 +20,7 @@ from assay.engine import Engine
 from assay.exitcodes import UserError
 from assay.hosts import inventory
 from assay.plan.build import load, plan_text
+from assay.platforms.safety import MANIFEST
 from assay.report.terminal import print_summary
 from assay.results.blocklog import read_rows
 from assay.results.rundir import read_ndjson, read_record
@@ -255,20 +256,28 @@ def test_files_assay_did_not_create_on_a_host_are_never_written_over(tmp_path):
         run = LocalRunner.run
 
     hosts = hosts_in(tmp_path, ["n1", "n2"])
-    precious = Path(hosts[1].path) / "n2.0" / "precious.db"
+    plan = load(str(REPLAY / "scenario.yaml"), hosts=hosts)
+    assert plan.cluster is not None
+    name = plan.cluster.hosts["n2"].files[0][0]  # a file n2 would write, already there
+    precious = Path(hosts[1].path) / name
     precious.parent.mkdir()
     precious.write_text("not assay's")
-    plan = load(str(REPLAY / "scenario.yaml"), hosts=hosts)
+    (precious.parent / "notes.txt").write_text("beside it, and not assay's either")
     factory = lambda host, work: Here(REPLAY / "steady", host, work)  # noqa: E731
-    with pytest.raises(UserError, match=r"n2: .*n2\.0 holds files assay did not create"):
+    with pytest.raises(UserError, match=rf"n2: .* already holds files assay did not create: "
+                                        rf"{re.escape(name)}\. .*--force"):
         run(plan, tmp_path, factory)
     assert precious.read_text() == "not assay's"
+    assert not (precious.parent / MANIFEST).exists()  # refused before any write there
     out = Engine(plan, RunOptions(tmp_path / "results", runner=factory, force=True),
                  Console(file=io.StringIO())).execute()
-    assert out.status == "passed" and (precious.parent / ".assay-owned").exists()
+    assert out.status == "passed"
+    listed = json.loads((precious.parent / MANIFEST).read_text())
+    assert set(listed) == {n.split("/", 1)[1] for n, _ in plan.cluster.hosts["n2"].files}
     out = Engine(plan, RunOptions(tmp_path / "results", runner=factory),  # assay's now
                  Console(file=io.StringIO())).execute()
     assert out.status == "passed"
+    assert (precious.parent / "notes.txt").exists()  # a file no workload names is left alone
 
 
 # -- stagger: each instance's schedule starts at its own start ---------------------------

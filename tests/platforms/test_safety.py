@@ -1,5 +1,6 @@
-"""Never destroy data: the manifest of assay's files, foreign files refused, block devices
-holding a filesystem, partition table or mount refused (real loop devices)."""
+"""Never destroy data: a local target's manifest as a finished run reads it, block devices
+holding a filesystem, partition table or mount refused (real loop devices). Foreign files are
+refused on every host alike: tests/test_prefill_files.py."""
 
 from __future__ import annotations
 
@@ -14,41 +15,12 @@ from assay.platforms import safety
 from tests.realfs import Machine
 
 
-def test_manifest_round_trips(tmp_path: Path) -> None:
-    files = {"db.data.1.dat": {"size": 4096, "data": "ab12", "prefilled": True},
-             "log 1.dat": {"size": 1 << 40, "created": 1.5}}
-    safety.write_manifest(tmp_path, files)
-    assert safety.read_manifest(tmp_path) == files
-    assert sorted(p.name for p in tmp_path.iterdir()) == [safety.MANIFEST]  # no .tmp left
-
-
 def test_a_missing_or_damaged_manifest_reads_as_empty(tmp_path: Path) -> None:
     assert safety.read_manifest(tmp_path) == {}
     (tmp_path / safety.MANIFEST).write_text('{"a": ')
     assert safety.read_manifest(tmp_path) == {}
     (tmp_path / safety.MANIFEST).write_text('["a.dat"]')
     assert safety.read_manifest(tmp_path) == {}
-
-
-def test_refuses_files_assay_did_not_create(tmp_path: Path) -> None:
-    (tmp_path / "precious.db").write_text("customer data")
-    (tmp_path / "ours.dat").write_text("x")
-    safety.write_manifest(tmp_path, {"ours.dat": {"size": 1}})
-    with pytest.raises(UserError, match=r"already holds files assay did not create: "
-                                        r"precious.db\. .*--force"):
-        safety.check_files(tmp_path, ["ours.dat", "precious.db", "new.dat"], force=False)
-    safety.check_files(tmp_path, ["ours.dat", "new.dat"], force=False)  # ours or absent: fine
-    safety.check_files(tmp_path, ["precious.db"], force=True)
-    assert (tmp_path / "precious.db").read_text() == "customer data"
-
-
-def test_many_foreign_files_are_shortened(tmp_path: Path) -> None:
-    names = [f"f{i}" for i in range(8)]
-    for n in names:
-        (tmp_path / n).touch()
-    with pytest.raises(UserError) as e:
-        safety.check_files(tmp_path, names, force=False)
-    assert "f0, f1, f2, f3, f4 ..." in str(e.value) and "f5" not in str(e.value)
 
 
 def test_a_missing_device() -> None:

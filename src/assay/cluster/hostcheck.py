@@ -13,27 +13,16 @@ from assay.hosts.check import FIO_MIN, fio_version
 from assay.participants.lags import HostLags
 from assay.plan import RUN_JOB, Plan
 from assay.platforms import rbdjobs
+from assay.prefill.files import claim, data_files, read, refuse_foreign
 from assay.runners.base import CommandResult, Powers, Runner
-from assay.scenario.units import format_size
 
-# $1 the target, then the instances' sub-directories: prints those holding files assay did
-# not put there (no .assay-owned mark); marks the others as assay's
-OWNED = ('d=$1; shift; for s; do p="$d/$s"; '
-         'if [ -d "$p" ] && [ ! -e "$p/.assay-owned" ] && [ -n "$(ls -A -- "$p")" ]; '
-         'then echo "$s"; fi; done')
-MARK = 'd=$1; shift; for s; do : > "$d/$s/.assay-owned" || exit 3; done'
-SPLIT = "assay-owned:"
 # the host's facts, one line each ("-" when unknown): kernel, CPUs, memory (an integer: awk
-# prints large products in exponent form), the target's filesystem type, its free bytes and
-# what the instances' directories already hold there (files a prefill writes over in place)
+# prints large products in exponent form), the target's filesystem type and its free bytes
 FACTS = ('p=$1; while [ ! -e "$p" ]; do p=$(dirname -- "$p"); done; '
          'uname -sr; nproc; awk \'/MemTotal/ {printf "%.0f\\n", $2 * 1024}\' /proc/meminfo; '
          'df -PT -- "$p" 2>/dev/null | awk \'NR == 2 {t = $2} END {print (t == "" ? "-" : t)}\'; '
          'df -Pk -- "$p" 2>/dev/null | awk \'NR == 2 {f = $4} END '
-         '{if (f == "") print "-"; else printf "%.0f\\n", f * 1024}\'; '
-         '( d=$1; shift; u=0; for s; do if [ -d "$d/$s" ]; then '
-         'u=$((u + $(du -sk -- "$d/$s" | cut -f1))); fi; done; echo $((u * 1024)) )')
-SPACE_MARGIN = 64 << 20  # kept free on each host: a full filesystem misbehaves before full
+         '{if (f == "") print "-"; else printf "%.0f\\n", f * 1024}\'')
 
 
 def check_host(plan: Plan, name: str, runner: Runner, env: dict[str, str], force: bool,
@@ -80,26 +69,19 @@ def check_host(plan: Plan, name: str, runner: Runner, env: dict[str, str], force
 
 def _check_directory(plan: Plan, name: str, runner: Runner, facts: dict[str, Any],
                      force: bool) -> None:
-    """A target directory: assay's to write in, writable, with room for the files."""
+    """A target directory: assay's to write in, writable, with room for the files (the same
+    rules as on one host: prefill/files.py)."""
     assert plan.cluster is not None
     hp = plan.cluster.hosts[name]
     target = hp.host.path or "/"
-    # the host's facts, then what of the instances' directories is not assay's: one trip
-    probe = runner.run(["sh", "-c", f"{FACTS}; echo {SPLIT}; {OWNED}", "assay-probe",
-                        target, *hp.subdirs])
-    head, _, foreign = probe.stdout.partition(f"{SPLIT}\n")
-    facts.update(_facts(CommandResult(probe.returncode, head, probe.stderr)))
-    if foreign.strip() and not force:
-        dirs = ", ".join(f"{target}/{d}" for d in foreign.split())
-        raise UserError(f"{name}: {dirs} holds files assay did not create there; move "
-                        f"them away, or give --force to write over them")
+    facts.update(_facts(runner.run(["sh", "-c", FACTS, "assay-probe", target])))
+    files = data_files(plan, name, target)
+    read(runner.run, files)
+    refuse_foreign(files, force)
     runner.prepare(Path(target), hp.subdirs)  # unwritable: said before its space
-    if not rbdjobs.on_rbd(plan.scenario.target):  # RBD images hold no host files
-        _space(name, target, facts, sum(size for _, size in hp.files))
-    mark = runner.run(["sh", "-c", MARK, "assay-mark", target, *hp.subdirs])
-    if mark.returncode != 0:
-        raise UserError(f"{name}: cannot write to the target {target}: "
-                        f"{_last(mark.stderr)}")
+    free = facts.get("free_bytes")  # RBD images hold no host files
+    claim(runner.run, files, free if isinstance(free, int) and
+          not rbdjobs.on_rbd(plan.scenario.target) else None)
 
 
 def same_fio(facts: dict[str, dict[str, Any]]) -> None:
@@ -119,28 +101,12 @@ def same_fio(facts: dict[str, dict[str, Any]]) -> None:
 
 def _facts(r: CommandResult) -> dict[str, Any]:
     lines = r.stdout.splitlines() if r.returncode == 0 else []
-    keys = ("kernel", "cpus", "mem_bytes", "fs", "free_bytes", "existing_bytes")
+    keys = ("kernel", "cpus", "mem_bytes", "fs", "free_bytes")
     out: dict[str, Any] = {}
     for key, value in zip(keys, lines, strict=False):
         if value.strip() not in ("", "-"):
             out[key] = int(value) if value.isdigit() else value
     return out
-
-
-def _space(name: str, target: str, facts: dict[str, Any], need: int) -> None:
-    """Refuse, before any IO, a host whose target cannot hold its instances' files (the
-    prefill would hit ENOSPC on every host at once and read as hosts lost)."""
-    existing = int(facts.pop("existing_bytes", 0) or 0)
-    free = facts.get("free_bytes")
-    more = need - existing
-    if isinstance(free, int) and more > free - SPACE_MARGIN:
-        raise UserError(f"{name}: not enough free space at {target}: its files need "
-                        f"{format_size(need)}" + (f" ({format_size(more)} more than the "
-                                                  f"{format_size(existing)} already there)"
-                                                  if existing else "") +
-                        f", {format_size(free)} is free (assay keeps "
-                        f"{format_size(SPACE_MARGIN)}). Lower `dataset` or give the host a "
-                        f"larger target")
 
 
 def _last(text: str) -> str:

@@ -1,8 +1,9 @@
 """Never destroy data assay did not create.
 
-A directory target keeps a manifest of the files assay made (`.assay-files.json`); any other
-file with the same name is refused unless the user passes --force. A raw block device is
-refused when it holds a filesystem or partition table or is mounted.
+A directory target keeps a manifest of the files assay made (`.assay-files.json`: written and
+read on every host by prefill/files.py); any other file with the same name is refused unless
+the user passes --force. A raw block device is refused when it holds a filesystem or partition
+table or is mounted.
 """
 
 from __future__ import annotations
@@ -22,28 +23,12 @@ MANIFEST = ".assay-files.json"
 
 
 def read_manifest(directory: Path) -> dict[str, Any]:
+    """A local target's manifest, as a finished run's checks read it here."""
     try:
         data = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
         return data if isinstance(data, dict) else {}
     except (OSError, ValueError):
         return {}
-
-
-def write_manifest(directory: Path, files: dict[str, Any]) -> None:
-    tmp = directory / f"{MANIFEST}.tmp"
-    tmp.write_text(json.dumps(files, indent=1, sort_keys=True), encoding="utf-8")
-    tmp.replace(directory / MANIFEST)
-
-
-def check_files(directory: Path, names: list[str], force: bool) -> None:
-    """Refuse to write into existing files that assay did not create."""
-    owned = read_manifest(directory)
-    foreign = [n for n in names if (directory / n).exists() and n not in owned]
-    if foreign and not force:
-        shown = ", ".join(foreign[:5]) + (" ..." if len(foreign) > 5 else "")
-        raise UserError(f"{directory} already holds files assay did not create: {shown}. "
-                        f"assay would overwrite them. Use an empty directory, or pass --force "
-                        f"to overwrite them.")
 
 
 def device_state_dir(device: str) -> Path:

@@ -66,9 +66,7 @@ class LocalRunner:
         return sorted(self.workdir.glob("*_lat.*.log"))
 
     def run(self, argv: Sequence[str], timeout: float = 60.0) -> CommandResult:
-        r = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout,
-                           check=False)
-        return CommandResult(r.returncode, r.stdout, r.stderr)
+        return run_here(argv, timeout)
 
     def agent(self, command: str, args: Sequence[str] = ()) -> subprocess.Popen[bytes]:
         """The agent's command here, with this interpreter, in the host's run directory."""
@@ -82,3 +80,9 @@ class LocalRunner:
 
     def abandon(self) -> None:
         self.close()
+
+
+def run_here(argv: Sequence[str], timeout: float = 60.0) -> CommandResult:
+    """A command on this machine, as a runner runs one on its host."""
+    r = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, check=False)
+    return CommandResult(r.returncode, r.stdout, r.stderr)

@@ -14,7 +14,6 @@ from typing import Any
 from assay.actions.context import HostWatch
 from assay.cluster.group import RunnerGroup
 from assay.cluster.postgres import HostDatabases
-from assay.cluster.prefill import prefill
 from assay.hosts import cgroup
 from assay.integrity import lifecycle as integrity
 from assay.metrics.counters import Parsed
@@ -25,8 +24,10 @@ from assay.participants.databases import Databases
 from assay.participants.integrity import Integrity
 from assay.participants.issuelog import IssueLog
 from assay.participants.utilisation import Utilisation
-from assay.plan import RUN_JOB, Plan
+from assay.plan import PREFILL_JOB, RUN_JOB, Plan
 from assay.platforms import platformstate
+from assay.prefill import prefill
+from assay.prefill.files import data_files
 from assay.results.record import parse_record
 from assay.results.rundir import RunDir
 from assay.run_options import signals_held
@@ -72,9 +73,20 @@ class HostsSession(Session):
         assert self.run_dir and self.group
         self.prefill_participants()
         if self.plan.files:  # a database-only run has no fio files
-            self.info["prefill"] = prefill(self.plan, self.group, self.run_dir, self.console,
-                                           self.opt.fresh)
+            self.info["prefill"] = self._prefill(self.group, self.plan)
         self.prepare_participants()
+
+    def _prefill(self, group: RunnerGroup, plan: Plan) -> dict[str, Any]:
+        assert plan.cluster is not None and self.run_dir
+
+        def start(sections: dict[str, list[str]]) -> FioRun:
+            fio = group.start(PREFILL_JOB, {}, sections=sections)
+            fio.started  # noqa: B018 - records the skew of the prefill phase
+            return fio
+
+        return prefill({h: (group.runners[h].run, data_files(plan, h, str(hp.host.target)))
+                        for h, hp in plan.cluster.hosts.items()}, start, self.run_dir,
+                       self.console, self.opt.fresh, group.lost)
 
     def start(self) -> FioRun:
         assert self.group

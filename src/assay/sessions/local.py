@@ -3,6 +3,7 @@ fio in the run's blkio group and the databases and integrity writers beside it."
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from assay.exitcodes import RunAborted, UserError
@@ -16,18 +17,20 @@ from assay.participants.integrity import Integrity
 from assay.participants.issuelog import IssueLog
 from assay.participants.lags import HostLags
 from assay.participants.utilisation import Utilisation
-from assay.plan import LOCAL, RUN_JOB
+from assay.plan import LOCAL, PREFILL_JOB, RUN_JOB
 from assay.plan.model import variables
 from assay.platforms.fsbase import FsPlatform
 from assay.platforms.lock import TargetLock
-from assay.platforms.safety import check_block_device, check_files, device_state_dir
+from assay.platforms.safety import check_block_device, device_state_dir
 from assay.postgres.sidecar import Sidecars
-from assay.prefill import data_hash, prefill
+from assay.prefill import prefill
+from assay.prefill.files import DataFiles, claim, data_files, read, refuse_foreign
 from assay.results.record import parse_record
 from assay.results.rundir import RunDir
 from assay.run_options import signals_held
 from assay.runinfo import initial_record
 from assay.runners.base import FioRun, Runner
+from assay.runners.local import run_here
 from assay.scenario.units import format_size
 from assay.sessions.base import Session
 
@@ -36,6 +39,7 @@ class LocalSession(Session):
     runner: Runner | None = None
     lock: TargetLock | None = None  # one run per target
     directory: Path | None = None  # the data files' directory (or a device's manifest)
+    files: DataFiles | None = None  # and what its manifest says of them
 
     def open(self) -> None:
         plan = self.plan
@@ -44,8 +48,10 @@ class LocalSession(Session):
         self.directory = directory = self._target()
         direct = self.env["ASSAY_DIRECT"] == "1"
         self.lock = TargetLock(directory).acquire(repr(plan.name))
-        if not plan.scenario.target.device:
-            check_files(directory, [n for n, _ in plan.files], self.opt.force)
+        device = plan.scenario.target.device
+        self.files = files = data_files(plan, LOCAL, str(directory), bool(device))
+        read(run_here, files)
+        refuse_foreign(files, self.opt.force)
         with signals_held():  # from its first instant, the run directory holds a record
             self.run_dir = rd = RunDir.create(self.opt.results_root, plan.name)
             self.info = initial_record(plan, rd.id, self.platform, directory, direct,
@@ -53,9 +59,10 @@ class LocalSession(Session):
             rd.write_record(parse_record(self.info))
         rd.write_text("scenario.yaml", plan.resolved.text)
         self.runner = runner = self.opt.runner(LOCAL, rd.host_dir(LOCAL))
-        if not plan.scenario.target.device:
+        if not device:
             runner.prepare(directory, sorted({w.subdir for w in plan.resolved.workloads.values()
                                               if w.subdir}))
+        claim(run_here, files, None if device else shutil.disk_usage(directory).free)
         for name, text in plan.jobfiles[LOCAL].items():
             runner.write_job(name, text)
         databases = Sidecars(plan, rd.path, rd.id, runner)
@@ -78,13 +85,14 @@ class LocalSession(Session):
         """Beside fio, in their start order: the databases first (the clean-up stops them
         whatever fio does), the issue-log reader last (it waits for the logs fio opens)."""
         plan, rd, opt = self.plan, self.run_dir, self.opt
-        assert rd and self.runner
+        assert rd and self.runner and self.files
+        hashes = self.files.hashes  # what each file holds, as its integrity record says
         if databases:  # the servers join this host's blkio group, as fio does
             self.participants.append(Databases(databases, directory, direct, opt.fresh,
                                                opt.keep, self.platform.temporary,
                                                self._procs(), self.console))
         session = integrity.open_session(plan.resolved, plan.streams, rd.id, directory,
-                                         rd.path, direct, lambda f: data_hash(plan, f))
+                                         rd.path, direct, lambda f: hashes.get(f, ""))
         if session:
             self.participants.append(Integrity(session, plan.total_seconds))
         lags = HostLags(plan, rd, each_host=False)  # this host's rows are the run's
@@ -121,12 +129,14 @@ class LocalSession(Session):
                       f"({plan.duration:g}s): most of the run is not graded")
 
     def prefill(self) -> None:
-        assert self.run_dir and self.runner and self.directory
+        assert self.run_dir and self.runner and self.directory and self.files
         self.prefill_participants()
         if self.plan.files:  # a database-only run has no fio files
-            self.info["prefill"] = prefill(self.plan, self.directory, self.runner, self.run_dir,
-                                           self.console, fresh=self.opt.fresh, env=self.env,
-                                           device=self.plan.scenario.target.device)
+            runner = self.runner
+            self.info["prefill"] = prefill(
+                {LOCAL: (run_here, self.files)},
+                lambda sections: runner.start(PREFILL_JOB, self.env, sections=sections[LOCAL]),
+                self.run_dir, self.console, self.opt.fresh)
         self.prepare_participants()
 
     def start(self) -> FioRun:
