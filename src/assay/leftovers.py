@@ -22,6 +22,7 @@ from assay.postgres.leftovers import clean as postgres_leftovers
 from assay.results.catalogue import Catalogue
 from assay.results.record import RecordError
 from assay.results.rundir import RunDir, read_record
+from assay.runners.local import run_here
 
 TEMP_PREFIX = "assay-"  # tempfile.mkdtemp prefix of temporary targets (platforms/base.py)
 
@@ -59,11 +60,10 @@ def clean(results_root: Path, unowned_ssh: bool = False,
             with contextlib.suppress(OSError):
                 RunDir(run_dir).write_record(record)
             done.append(f"removed the temporary target {path} of crashed run {run_dir.name}")
-        # its group as this host of the run, or as runs named it before (`assay/<run id>`)
-        for name in (cgroup.group_name(run_dir.name, LOCAL), f"assay/{run_dir.name}"):
-            if (cgroup.BLKIO_ROOT / name).is_dir():
-                with contextlib.suppress(OSError):
-                    (cgroup.BLKIO_ROOT / name).rmdir()  # only an empty group: fio has left
-                    done.append(f"removed the blkio group {name} of crashed run "
-                                f"{run_dir.name}")
+        # its group as this host of the run, or as runs named it before (`assay/<run id>`),
+        # removed as `assay clean --hosts` removes a host's (cluster/hostclean.py)
+        names = [cgroup.group_name(run_dir.name, LOCAL), f"assay/{run_dir.name}"]
+        if cgroup.BLKIO_ROOT.is_dir():
+            done += [f"removed the blkio group {g} of crashed run {run_dir.name}"
+                     for g in cgroup.remove_empty(run_here, str(cgroup.BLKIO_ROOT), names)]
     return done

@@ -23,10 +23,6 @@ from assay.runners import agent
 from assay.runners.ssh import SshRunner
 from assay.runners.sshsessions import remove_leftovers
 
-# $1 the blkio root, then the groups: each one that exists and is empty goes, named
-GROUPS = ('r=$1; shift; for g; do [ -d "$r/$g" ] && rmdir -- "$r/$g" 2>/dev/null && '
-          'echo "$g"; done; rmdir -- "$r/assay" 2>/dev/null; :')
-
 
 def clean_hosts(hosts: Sequence[Host], crashed: Sequence[str] = (),
                 accept_new: bool = False) -> list[str]:
@@ -66,6 +62,5 @@ def _groups(runner: SshRunner, host: Host, crashed: Sequence[str]) -> list[str]:
         return []
     names = {cgroup.group_name(run, host.name): run for run in crashed}
     root = str(host.vars.get("assay_blkio_root") or cgroup.ROOT)
-    r = runner.run(["sh", "-c", GROUPS, "assay-clean", root, *names])
     return [f"{host.name}: removed the blkio group {g} of crashed run {names[g]}"
-            for g in r.stdout.split() if g in names]
+            for g in cgroup.remove_empty(runner.run, root, list(names))]
