@@ -147,3 +147,56 @@ def test_the_archives_integrity_command_runs_on_a_bare_python(tmp_path: Path) ->
     assert stopped["stopped"]["db"]["acknowledged"] > 50
     [journal] = [r for r in rest if r.get("journal") == "db"]
     assert len(unpack(journal["gen"])) == 4 * 256  # the checkpoint, one u32 per block
+
+
+def test_verify_later_checks_each_hosts_blocks_there_against_its_journal(
+        tmp_path: Path) -> None:
+    """`assay verify RUN --hosts` for a cluster run (integrity/hostverify.py): each host's
+    agent checks its own blocks again, against the journal the run brought back."""
+    import threading
+
+    import pytest
+
+    from assay.exitcodes import UserError
+    from assay.hosts.inventory import Host
+    from assay.integrity import hostverify
+
+    s, g = session(tmp_path, ["a", "b"])
+    try:
+        s.prefill()
+        s.start()
+        time.sleep(1.0)
+        section = s.finish(1.0)
+    finally:
+        s.end()
+    assert section["status"] == "verified"
+    run_dir = g.rd.path
+    inventory = [Host("a", "192.0.2.1"), Host("b", "192.0.2.2")]
+    here = lambda host, work: LocalRunner(host.name, work)  # noqa: E731 - the agent, here
+    specs = hostverify.specs(run_dir, section, inventory)
+    later = hostverify.on_hosts(specs, threading.Event(), here)
+    assert later["status"] == "completed" and set(later["hosts"]) == {"a", "b"}
+    assert later["checked"] == later["ok"] == 2 * BLOCKS and later["label"] == "assay verify"
+    # a block of b's damaged since: found, on b, at its offset
+    blk = tmp_path / "b" / "target" / "assay-integrity" / "b.db.blk"
+    with open(blk, "r+b") as f:
+        f.seek(8192 * 7 + 100)
+        f.write(b"\xff\xff\xff\xff")
+    later = hostverify.on_hosts(hostverify.specs(run_dir, section, inventory),
+                                threading.Event(), here)
+    assert later["corrupt"] == 1 and later["hosts"]["a"]["corrupt"] == 0
+    assert later["workloads"]["db"]["offsets"]["corrupt"] == [f"b:{8192 * 7}"]
+    # b's file gone: b is not verified, and the pass has no verdict
+    blk.unlink()
+    later = hostverify.on_hosts(hostverify.specs(run_dir, section, inventory),
+                                threading.Event(), here)
+    assert later["status"] == "incomplete" and "not verified on b:" in later["reason"]
+    assert "is gone" in later["reason"] and later["hosts"]["a"]["status"] == "completed"
+    # refused before any host is reached: no inventory, or one without the run's hosts
+    with pytest.raises(UserError, match=r"give --hosts INVENTORY"):
+        hostverify.specs(run_dir, section, None)
+    with pytest.raises(UserError, match=r"the inventory has no host b: run run ran on a, b"):
+        hostverify.specs(run_dir, section, inventory[:1])
+    (run_dir / "integrity" / "a" / "db.gen").write_bytes(b"")  # a damaged journal
+    with pytest.raises(UserError, match=r"journal of workload 'db' is missing or damaged"):
+        hostverify.specs(run_dir, section, inventory)

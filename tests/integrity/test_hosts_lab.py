@@ -39,6 +39,9 @@ thresholds:
   integrity.corrupt: "== 0"
 """
 BLOCKS = (8 << 20) // 8192
+FLIP = ("import sys\nf = open(sys.argv[1], 'r+b')\nfor o in map(int, sys.argv[2:]):\n"
+        "    f.seek(o); b = f.read(4); f.seek(o); f.write(bytes(x ^ 0xFF for x in b))\n"
+        "f.close()\n")  # on a host: 4 bytes inverted at each offset
 
 
 def assay(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -84,8 +87,26 @@ def test_every_host_writes_and_verifies_its_blocks_and_loses_none(
     shown = assay("show", str(run_dir))
     assert f"n1: {BLOCKS:,} of {BLOCKS:,} blocks" in shown.stdout, shown.stdout
     assert "final" in shown.stdout
-    later = assay("verify", str(run_dir))  # a cluster run's blocks are verified on its hosts
-    assert later.returncode == 2 and "verified its blocks on its hosts" in later.stderr
+    later = assay("verify", str(run_dir))  # its blocks are on its hosts: they must be named
+    assert later.returncode == 2 and "give --hosts INVENTORY" in later.stderr
+    later = assay("verify", str(run_dir), "--hosts", cluster.inventory, "--json")
+    assert later.returncode == 0, later.stdout[-3000:] + later.stderr[-3000:]
+    doc = json.loads(later.stdout)
+    assert doc["status"] == "passed" and doc["pass"]["checked"] == 3 * BLOCKS
+    assert {h: r["checked"] for h, r in doc["pass"]["hosts"].items()} == \
+        {"n1": BLOCKS, "n2": BLOCKS, "n3": BLOCKS}
+    # a block damaged on n3 since the run: found there, by n3's agent
+    n3 = {h.name: h for h in inv.load(cluster.inventory)}["n3"]
+    with SshRunner(n3, tmp_path / "flip") as host:
+        done = host.run(["python3", "-c", FLIP, f"{n3.path}/assay-integrity/n3.db.blk",
+                         str(8192 * 42 + 10)])
+    assert done.returncode == 0, done.stderr
+    later = assay("verify", str(run_dir), "--hosts", cluster.inventory)
+    assert later.returncode == 1, later.stdout[-3000:] + later.stderr[-3000:]
+    said = " ".join(later.stdout.split())
+    assert "FAILED" in said and f"corrupt: 1 first at db@n3:{8192 * 42}" in said, said
+    assert "n3: completed" in said and json.loads(
+        (run_dir / "verify.json").read_text())["status"] == "failed"
 
 
 def test_a_block_damaged_on_one_host_is_found_and_named_with_that_host(
@@ -111,11 +132,8 @@ def test_a_block_damaged_on_one_host_is_found_and_named_with_that_host(
             time.sleep(0.2)
         else:
             raise AssertionError("the run never started its load")
-        flip = ("import sys\nf = open(sys.argv[1], 'r+b')\nfor o in map(int, sys.argv[2:]):\n"
-                "    f.seek(o); b = f.read(4); f.seek(o); f.write(bytes(x ^ 0xFF for x in b))\n"
-                "f.close()\n")
         with SshRunner(n2, tmp_path / "flip") as host:  # on n2 itself, over its own sshd
-            done = host.run(["python3", "-c", flip, target, *map(str, offsets)])
+            done = host.run(["python3", "-c", FLIP, target, *map(str, offsets)])
         assert done.returncode == 0, done.stderr
         out, err = run.communicate(timeout=300)
     finally:

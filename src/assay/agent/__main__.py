@@ -14,6 +14,7 @@ COMMANDS = (
     "pgbench",
     "pgclean",
     "utilisation",
+    "verify",
 )
 
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from .block import HEADER, MAGIC
+
 SUBDIR = "assay-integrity"
 CHUNK = 2 << 20  # bytes per read of a pass
 AHEAD = 4  # reads in flight while a chunk is checked
@@ -138,3 +140,27 @@ def read_blocks(fd: int | Device, mv: memoryview, n: int, bs: int, pos: int) -> 
         except OSError:
             bad.add(i)
     return bad
+
+
+def later_writer(area: Area) -> str | None:
+    """Why `area` cannot be checked against its run's journal: its file is gone, or a later
+    run rewrote it (its blocks would all look misplaced); None when it can be."""
+    if str(area.path).startswith(RBD):
+        return None  # an image: the pass finds it or not
+    if not area.path.is_file():
+        return f"{area.path}: the integrity file of workload {area.workload!r} is gone (the " \
+               f"target was removed or cleaned)"
+    fd, _ = open_file(area.path, os.O_RDONLY, True)
+    buf = aligned(area.block)
+    try:
+        os.preadv(fd, [buf], 0)
+        magic, _, _, writer, _ = HEADER.unpack_from(buf, 0)
+    except OSError:
+        return None  # the pass reports it unreadable
+    finally:
+        buf.close()
+        os.close(fd)
+    if magic == MAGIC and writer != area.writer:
+        return f"{area.path} now holds another run's blocks (writer {writer:x}, this run " \
+               f"{area.writer:x}): a later run on the same target rewrote it"
+    return None

@@ -158,11 +158,11 @@ class Host:
 
     def _journals(self) -> None:
         for n, w in self.writers.items():
-            emit({"journal": n, "gen": _pack(w.journal.gen_path.read_bytes()),
-                  "log": _pack(w.journal.log_path.read_bytes())})
+            emit({"journal": n, "gen": pack(w.journal.gen_path.read_bytes()),
+                  "log": pack(w.journal.log_path.read_bytes())})
 
 
-def _pack(data: bytes) -> str:
+def pack(data: bytes) -> str:
     return base64.b64encode(zlib.compress(data)).decode("ascii")
 
 

@@ -13,6 +13,7 @@ import click
 from assay.cli.common import find_run, results_option
 from assay.console import make_console
 from assay.exitcodes import ExitCode
+from assay.hosts import inventory
 from assay.integrity.block import PROBLEMS
 from assay.integrity.offline import RESULT, verify_run
 
@@ -23,8 +24,11 @@ EXIT = {"passed": ExitCode.PASSED, "failed": ExitCode.FAILED,
 @click.command("verify")
 @click.argument("run", default="last")
 @click.option("--json", "json_mode", is_flag=True, help="Print the result as JSON.")
+@click.option("--hosts", "hosts_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="A cluster run's hosts (an Ansible inventory that names them): each checks "
+                   "its own blocks again, where they are.")
 @results_option
-def command(run: str, json_mode: bool, results: Path | None) -> None:
+def command(run: str, json_mode: bool, hosts_file: Path | None, results: Path | None) -> None:
     """Check every integrity block of RUN (an id, a prefix, a path or `last`) against the
     journal of acknowledged writes the run kept, and every block of the workloads' own data
     files against its fio verify header, like Jetstress' closing checksum pass.
@@ -34,13 +38,20 @@ def command(run: str, json_mode: bool, results: Path | None) -> None:
     files' by file and offset), the throughput of the pass, and a verdict; writes
     RUN/verify.json. Ctrl-C stops the pass and
     leaves verify.json with status `interrupted` and what was counted so far.
-    Exit: 0 every block ok, 1 a problem found, 130 interrupted, 2 nothing to verify.
+    Exit: 0 every block ok, 1 a problem found, 130 interrupted, 2 nothing to verify, 3 a
+    host of a cluster run could not be checked (no verdict).
+
+    A cluster run kept its blocks on its hosts: with --hosts, each host checks its own with
+    assay's agent, against the journal the run brought back, all at once; a problem's offset
+    names its host.
 
     \b
       assay run disk-failure --lab faulty
       assay verify last
+      assay verify last --hosts inventory.ini
     """
     path, record = find_run(run, results)
+    hosts = inventory.load(hosts_file) if hosts_file is not None else None
     stop = threading.Event()
 
     def interrupt(signum: int, frame: Any) -> None:
@@ -48,7 +59,7 @@ def command(run: str, json_mode: bool, results: Path | None) -> None:
 
     old = {s: signal.signal(s, interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        doc = verify_run(path, record, stop)
+        doc = verify_run(path, record, stop, hosts=hosts)
     finally:
         for s, handler in old.items():
             signal.signal(s, handler)
@@ -80,6 +91,10 @@ def _print(doc: dict[str, Any], path: Path) -> None:
                    + [f"{o['file']}@{o['offset']}" for r in sums.get("workloads", {}).values()
                       for o in r["offsets"] if o["state"] == k.value])[:10]
         con.print(f"  {k.value}: {n}  first at {', '.join(offsets)}")
+    for host, r in (p.get("hosts") or {}).items():
+        con.print(f"  {host}: {r.get('status')}, {r.get('checked', 0)} of {r.get('blocks', 0)} "
+                  f"blocks checked" + "".join(f", {k.value} {r[k.value]}" for k in PROBLEMS
+                                              if r.get(k.value)))
     if p.get("reason"):
         con.print(f"  {p['reason']}")
     con.print(f"result: {path / RESULT}")

@@ -2,8 +2,10 @@
 against the journal the run left, with its throughput and a verdict, into RUN/verify.json.
 
 verify.json is written when the pass starts (status `running`), then with the outcome:
-`passed` (every block ok), `failed` (a block lost, stale, corrupt or unreadable), or
-`interrupted` (Ctrl-C, SIGTERM: the counts of what was read so far, no verdict on the rest).
+`passed` (every block ok), `failed` (a block lost, stale, corrupt or unreadable),
+`interrupted` (Ctrl-C, SIGTERM: the counts of what was read so far, no verdict on the rest),
+or, for a cluster run checked on its hosts (hostverify.py), `incomplete` (a host could not be
+reached or checked: no verdict).
 """
 
 from __future__ import annotations
@@ -12,15 +14,18 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from assay.agent.area import later_writer
 from assay.exitcodes import UserError
-from assay.integrity.area import Area, aligned, open_file
-from assay.integrity.block import HEADER, MAGIC, PROBLEMS
+from assay.hosts.inventory import Host
+from assay.integrity import hostverify
+from assay.integrity.area import Area
+from assay.integrity.block import PROBLEMS
 from assay.integrity.fiojobs import HeadedFile
-from assay.integrity.journal import Journal
+from assay.integrity.hostverify import journal_gens
 from assay.integrity.verify import run_pass
 from assay.platforms.safety import read_manifest
 from assay.results.record import RunRecord
@@ -29,16 +34,19 @@ RESULT = "verify.json"
 SCHEMA_VERSION = 1
 
 
-def load(run_dir: Path, record: RunRecord) -> tuple[list[Area], dict[str, Any], bool]:
-    """The run's integrity files and journals; a UserError when they cannot be checked."""
+def section_of(run_dir: Path, record: RunRecord) -> dict[str, Any]:
+    """The run's integrity section; a UserError when it was not in integrity mode."""
     section = record.integrity
     if not section or not section.get("files"):
         raise UserError(f"run {run_dir.name} was not in integrity mode: nothing to verify "
                         f"(`integrity: on` in the scenario, or `verify: true` on a workload)")
-    if any(f.get("host") for f in section["files"]):
-        raise UserError(f"run {run_dir.name} verified its blocks on its hosts (a cluster run): "
-                        f"`assay verify` checks a one-host run's target; its passes are in "
-                        f"run.json (`assay show {run_dir.name}`)")
+    return section
+
+
+def load(run_dir: Path, record: RunRecord) -> tuple[list[Area], dict[str, Any], bool]:
+    """A one-host run's integrity files and journals; a UserError when they cannot be
+    checked."""
+    section = section_of(run_dir, record)
     target = Path(record.target.path or "")
     if record.target.removed:
         raise UserError(f"run {run_dir.name} wrote to a temporary directory that was removed "
@@ -46,20 +54,11 @@ def load(run_dir: Path, record: RunRecord) -> tuple[list[Area], dict[str, Any], 
     areas = [Area.from_json(f, target) for f in section["files"]]
     gens = {}
     for a, f in zip(areas, section["files"], strict=True):
-        if not a.path.is_file():
-            raise UserError(f"{a.path}: the integrity file of workload {a.workload!r} is gone "
-                            f"(the target was removed or cleaned)")
         # a truncated file is not refused: the blocks past its end read as zeros, lost
-        _same_writer(a)
-        journal = run_dir / str(f["journal"])
-        try:
-            gens[a.workload] = Journal.load(journal.parent, journal.name, a.blocks,
-                                            f.get("journal_digest")).gens
-        except (OSError, ValueError) as e:
-            why = f"{e.strerror}: {e.filename}" if isinstance(e, OSError) else str(e)
-            raise UserError(f"the journal of workload {a.workload!r} is missing or damaged, "
-                            f"so verify cannot tell a stale block from a current one: "
-                            f"{why}") from None
+        why = later_writer(a)
+        if why:
+            raise UserError(why)
+        gens[a.workload] = journal_gens(run_dir, f)
     return areas, gens, bool(section.get("direct", True))
 
 
@@ -84,36 +83,33 @@ def data_files(record: RunRecord) -> list[tuple[HeadedFile, Path]]:
     return out
 
 
-def _same_writer(a: Area) -> None:
-    """Refuse a file that a later run has rewritten: its blocks would all look misplaced."""
-    fd, _ = open_file(a.path, os.O_RDONLY, True)
-    buf = aligned(a.block)
-    try:
-        os.preadv(fd, [buf], 0)
-        magic, _, _, writer, _ = HEADER.unpack_from(buf, 0)
-    except OSError:
-        return  # the pass reports it unreadable
-    finally:
-        buf.close()
-        os.close(fd)
-    if magic == MAGIC and writer != a.writer:
-        raise UserError(f"{a.path} now holds another run's blocks (writer {writer:x}, this run "
-                        f"{a.writer:x}): a later run on the same target rewrote it")
-
-
 def verify_run(run_dir: Path, record: RunRecord, stop: threading.Event,
-               progress: Callable[[int], None] | None = None) -> dict[str, Any]:
-    areas, gens, direct = load(run_dir, record)
-    data = data_files(record)
-    started = time.time()
+               progress: Callable[[int], None] | None = None,
+               hosts: Sequence[Host] | None = None,
+               runner_for: hostverify.RunnerFor = hostverify.ssh) -> dict[str, Any]:
+    """One pass over the run's blocks where they are: this machine's target, or each host's
+    (`hosts`: an inventory that names them) for a cluster run."""
+    section = section_of(run_dir, record)
+    if any(f.get("host") for f in section["files"]):
+        specs = hostverify.specs(run_dir, section, hosts)
+        files = [f"{h}:{a['path']}" for h, (_, s) in specs.items() for a in s["areas"]]
+
+        def one_pass() -> dict[str, Any]:
+            return hostverify.on_hosts(specs, stop, runner_for)
+    else:
+        areas, gens, direct = load(run_dir, record)
+        data = data_files(record)
+        files = [str(a.path) for a in areas] + [str(p) for _, p in data]
+
+        def one_pass() -> dict[str, Any]:
+            return run_pass(areas, gens, direct, hostverify.LABEL, None, None, stop, progress,
+                            data=data)
     doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "run": run_dir.name,
-                           "started": started, "status": "running",
-                           "files": [str(a.path) for a in areas] + [str(p) for _, p in data]}
+                           "started": time.time(), "status": "running", "files": files}
     _write(run_dir, doc)
-    result = run_pass(areas, gens, direct, "assay verify", None, None, stop, progress,
-                      data=data)
-    if result["status"] == "interrupted" and stop.is_set():
-        result["reason"] = "interrupted by the user"
+    result = one_pass()
+    if result["status"] != "completed" and stop.is_set():  # on a cluster: some hosts' too
+        result["status"], result["reason"] = "interrupted", "interrupted by the user"
     problems = sum(int(result[p.value]) for p in PROBLEMS)
     if result["status"] == "completed":
         doc["status"] = "failed" if problems else "passed"
