@@ -30,10 +30,11 @@ from pathlib import Path
 
 from rich.console import Console
 
+from assay.agent.pgdata import working_copy
 from assay.engine import Engine
 from assay.plan import plan_text
 from assay.postgres.cluster import Cluster
-from assay.postgres.dataset import loaded_paths, working_copy
+from assay.postgres.dataset import loaded_paths
 from assay.run_options import RunOptions
 
 SCENARIO = """\

@@ -223,10 +223,10 @@ def test_ctrl_c_keeps_the_transactions_pgbench_had_not_yet_written_out(tmp_path)
 
 def test_without_postgresql_the_run_names_the_package_before_any_io(run_scenario, tmp_path,
                                                                     monkeypatch):
+    from assay.agent import pgserver
     from assay.exitcodes import UserError
-    from assay.postgres import cluster
 
-    monkeypatch.setattr(cluster, "BIN_ROOT", tmp_path / "no-postgresql")
+    monkeypatch.setattr(pgserver, "BIN_ROOT", tmp_path / "no-postgresql")
     target = tmp_path / "target"
     text = ("name: pg-missing\nworkloads:\n  pg: {kind: postgres}\n"
             "  io: {kind: oltp, data_iops: 40, data_files: 1, log_files: 0, dataset: 16MiB}\n"

@@ -49,6 +49,37 @@ def test_clean_removes_only_the_clusters_assay_made(tmp_path: Path):
     for name, path in (("db", mine), ("x", other)):
         (run / "postgres" / name).mkdir(parents=True)
         (run / "postgres" / name / "cluster.json").write_text(json.dumps({"data": str(path)}))
+    marker = mine.with_name("pg-db.run.json")
+    marker.write_text("{}")
     done = clean(run)
-    assert not mine.exists() and (other / "PG_VERSION").exists()
+    assert not mine.exists() and not marker.exists() and (other / "PG_VERSION").exists()
     assert done == [f"removed the PostgreSQL cluster {mine} of crashed run run1"]
+
+
+def test_a_database_directory_assay_did_not_make_is_refused_never_written_over(
+        tmp_path: Path) -> None:
+    """The loaded database and the run's copy (postgres/dataset.py): the agent's rules, here
+    as on a host (agent/pgdata.py)."""
+    import pytest
+    from rich.console import Console
+
+    from assay.exitcodes import UserError
+    from assay.postgres.dataset import ensure_loaded, working_copy
+
+    bins = tmp_path / "bin"  # what ensure_loaded asks before it looks: the server's version
+    bins.mkdir()
+    (bins / "postgres").write_text("#!/bin/sh\necho 'postgres (PostgreSQL) 15.14'\n")
+    (bins / "postgres").chmod(0o755)
+    target = tmp_path / "t"
+    golden = target / "pg-db.loaded"
+    golden.mkdir(parents=True)
+    (golden / "PG_VERSION").write_text("15\n")
+    with pytest.raises(UserError, match=r"pg-db.loaded exists and is not assay's"):
+        ensure_loaded("db", params(), target, tmp_path / "logs", False, Console(), bins)
+    with pytest.raises(UserError, match=r"pg-db.loaded exists and is not assay's"):
+        working_copy(target, "db", None)
+    (target / "pg-db.loaded.json").write_text("{}")  # assay's now; a copy that is not
+    (target / "pg-db.run").mkdir()
+    with pytest.raises(UserError, match=r"pg-db.run exists and is not assay's"):
+        working_copy(target, "db", None)
+    assert (golden / "PG_VERSION").read_text() == "15\n" and (target / "pg-db.run").is_dir()

@@ -33,21 +33,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from .pgdata import claim, discard, ensure_loaded, theirs, working_copy
 from .pgfold import Fold
-from .pgserver import (
-    Refused,
-    Server,
-    account,
-    bindir,
-    claim,
-    discard,
-    ensure_loaded,
-    processes,
-    reachable,
-    theirs,
-    version,
-    working_copy,
-)
+from .pgserver import Refused, Server, account, bindir, processes, reachable, version
 
 MIN_SHARED_BUFFERS = 16 << 20
 SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes, with the socket's own name

@@ -12,7 +12,8 @@ import json
 import os
 from pathlib import Path
 
-from .pgserver import discard, kill_all
+from .pgdata import discard
+from .pgserver import kill_all
 
 
 def _alive(pid: object) -> bool:

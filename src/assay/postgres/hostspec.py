@@ -6,7 +6,6 @@ not import cluster/)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import queue
 import threading
@@ -15,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from assay.metrics.sampler import ComponentSpec, Sample
-from assay.postgres.dataset import SCRIPTS, tpcc_file
+from assay.postgres.dataset import SCRIPTS, load_key
 from assay.postgres.load import pgbench_options, settings
 from assay.runners import agent
 from assay.runners.base import Runner
@@ -122,12 +121,11 @@ def host_spec(name: str, p: Params, base: str, bindir: str | None, fresh: bool,
               direct: bool, backup: bool = False) -> dict[str, Any]:
     """The agent's spec of workload `name`'s database on one host (`backup`: a pg_backup step
     copies it, so it takes replication connections)."""
-    schema = tpcc_file("schema").read_bytes() if p.driver == "tpcc" else b"pgbench -i"
     conf = settings(p, p.dataset_estimate, direct, backup)
     conf.pop("shared_buffers")  # the agent's, from the database it loaded
     return {"name": name, "base": base, "wal": p.wal_path, "bindir": bindir,
             "driver": p.driver, "size": p.size, "schema": "tpcc-schema.sql", "fresh": fresh,
-            "key": hashlib.sha256(f"{p.driver} {p.size}".encode() + schema).hexdigest(),
+            "key": load_key(p),
             "settings": conf, "shared_buffers": p.shared_buffers, "cache": p.cache,
             # the agent runs pgbench in the host's run directory, the scripts one up
             "pgbench": pgbench_options(p, "tx", lambda s: f"../tpcc-{s}.sql"),

@@ -29,6 +29,7 @@ def clean(run_dir: Path) -> list[str]:
                 continue
             killed = kill_all(path)
             shutil.rmtree(path, ignore_errors=True)
+            path.with_name(path.name + ".json").unlink(missing_ok=True)  # its copy's marker
             done.append(f"removed the PostgreSQL cluster {path} of crashed run {run_dir.name}"
                         + (f" ({killed} processes ended)" if killed else ""))
         sock = Path(info["socket"]) if isinstance(info.get("socket"), str) else None

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import time
@@ -19,9 +18,10 @@ from typing import Any
 
 from rich.console import Console
 
+from assay.agent import pgserver
 from assay.exitcodes import RunAborted, UserError
-from assay.postgres.cluster import Cluster, bindir, kill_all, processes, reachable
-from assay.postgres.dataset import SCRIPTS, ensure_loaded, loaded_paths, tpcc_file, working_copy
+from assay.postgres.cluster import Cluster, bindir, processes, reachable
+from assay.postgres.dataset import SCRIPTS, discard, ensure_loaded, tpcc_file, working_copy
 from assay.postgres.servers import DatabaseServer
 from assay.postgres.txlog import Components, TxLog
 from assay.runners.base import Runner
@@ -95,16 +95,14 @@ class PostgresLoad:
             if problem:
                 raise UserError(f"workload {self.name}: {problem}")
         bins = bindir()
-        version = subprocess.run([str(bins / "postgres"), "--version"], capture_output=True,
-                                 text=True).stdout.strip()
-        dataset = ensure_loaded(self.name, self.p, base, self.state, fresh, console, version)
-        golden, _ = loaded_paths(base, self.name)
+        version = pgserver.version(bins)
+        dataset = ensure_loaded(self.name, self.p, base, self.state, fresh, console, bins)
         self.work = base / f"pg-{self.name}.run"
         self.waldir = wal / f"pg-{self.name}.wal" if wal else None
         self._remember()  # before any process exists: `assay clean` finds what to remove
-        working_copy(golden, self.work, self.waldir)
+        working_copy(base, self.name, self.waldir)
         conf = settings(self.p, dataset["database_bytes"], direct, self.backup)
-        self.cluster = Cluster(self.work, self.state / "server.log")
+        self.cluster = Cluster(self.work, self.state / "server.log", bins)
         self.cluster.start(conf)
         sb = int(conf["shared_buffers"].removesuffix("kB")) * 1024
         self.info = {"server_version": version, "driver": self.p.driver,
@@ -162,11 +160,9 @@ class PostgresLoad:
         """RunAborted when the server or pgbench died before its time."""
         assert self.cluster is not None
         if not self.cluster.alive():
-            server = self.cluster.server_reason()
-            raise RunAborted(f"workload {self.name}: {self.cluster.death()}"
-                             + (f"; the server: {server}" if server else ""))
+            raise RunAborted(f"workload {self.name}: {self.cluster.death()}")
         if self.pgbench is not None and self.pgbench.poll() not in (None, 0):
-            server = self.cluster.server_reason()  # pgbench only saw its sessions fail
+            server = self.cluster.reason()  # pgbench only saw its sessions fail
             raise RunAborted(f"workload {self.name}: "
                              + (f"the server: {server}; " if server else "")
                              + f"pgbench exited with status {self.pgbench.returncode}: "
@@ -209,10 +205,7 @@ class PostgresLoad:
             self.info["transactions"] = self.log.totals
         if keep or self.work is None:
             return
-        for d in (self.work, self.waldir):
-            if d is not None:
-                kill_all(d)
-                shutil.rmtree(d, ignore_errors=True)
+        discard(self.work, self.waldir)
         self.info["removed"] = True
 
 
