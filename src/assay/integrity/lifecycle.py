@@ -23,7 +23,7 @@ def open_session(resolved: ResolvedScenario, streams: list[Stream], run_id: str,
                  directory: Path, run_dir: Path, direct: bool,
                  data_hash: Callable[[str], str]) -> Session | None:
     """The run's session, or None when no workload is in integrity mode (`data_hash`: a
-    prefilled file's content hash, prefill.py's)."""
+    prefilled file's content hash, prefill/files.py's)."""
     spec, chosen = settings(resolved, writing(streams))
     if not chosen:
         return None
