@@ -45,6 +45,26 @@ def test_the_summary_shows_the_cluster_then_each_host(tmp_path: Path) -> None:
     assert "reason: n1: db.data.read.lat_p99 < 0.1ms; n2:" in text
 
 
+
+def test_each_host_shows_how_late_it_started_and_the_summary_their_spread(
+        tmp_path: Path) -> None:
+    """A host's `late` is its start after the run's instant T0; the start skew is the
+    spread of those starts (replayed hosts start at once: their record says otherwise)."""
+    run_dir = cluster_run(tmp_path)
+    rec = json.loads((run_dir / "run.json").read_text())
+    rec["cluster"]["skew_ms"] = {"run": {"n1": 2.7, "n2": 0.4, "n3": 1.1}}
+    rec["cluster"]["worst_skew_ms"] = 2.3
+    (run_dir / "run.json").write_text(json.dumps(rec))
+    buf = io.StringIO()
+    print_summary(Console(file=buf, width=160), read_record(run_dir), run_dir)
+    lines = buf.getvalue().splitlines()
+    assert any("start skew worst 2.3 ms" in ln for ln in lines)
+    header = next(ln for ln in lines if "worst p99" in ln).split("┃")
+    column = [c.strip() for c in header].index("late")
+    assert [next(ln for ln in lines if f"│ {h} " in ln).split("│")[column].strip()
+            for h in ("n1", "n2", "n3")] == ["+2.7 ms", "+0.4 ms", "+1.1 ms"]
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 def test_a_host_without_thresholds_of_its_own_has_no_mark(tmp_path: Path,
                                                          open_report: Any) -> None:  # noqa: F811
@@ -79,6 +99,7 @@ def test_the_report_has_a_switchable_per_host_section(tmp_path: Path,
     assert page.is_visible("#per-host table")
     rows = page.inner_text("#per-host table")
     assert "n1" in rows and "n2" in rows and "lost at" in rows
+    assert "\tLATE\t" in rows.split("\n")[0]  # each host's start after T0
     assert rows.split("\n")[1].startswith("✗")  # n1 failed its own threshold
     assert o.errors == [] and o.requests == []
     rec = json.loads((run_dir / "run.json").read_text())

@@ -200,3 +200,34 @@ def test_verify_later_checks_each_hosts_blocks_there_against_its_journal(
     (run_dir / "integrity" / "a" / "db.gen").write_bytes(b"")  # a damaged journal
     with pytest.raises(UserError, match=r"journal of workload 'db' is missing or damaged"):
         hostverify.specs(run_dir, section, inventory)
+
+
+def test_verify_later_shows_the_bytes_every_host_has_read_as_one_figure() -> None:
+    """Each host's agent says what it has read so far (a total, once a second): the pass's
+    meter adds the hosts' increments, and shows at most once a second."""
+    import subprocess
+    import threading
+
+    from assay.hosts.inventory import Host
+    from assay.integrity import hostverify
+    from assay.integrity.offline import Meter
+
+    class Said:  # a host whose agent read 100, then 250 bytes, and passed
+        def write_job(self, name: str, text: str) -> None:
+            pass
+
+        def agent(self, command: str, args: list[str]) -> subprocess.Popen[bytes]:
+            rows = '{"progress":100}\n{"progress":250}\n{"pass":{"status":"completed"}}\n'
+            return subprocess.Popen(["printf", rows], stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE)
+
+        def close(self) -> None:
+            pass
+
+    shown: list[tuple[int, int]] = []
+    meter = Meter(1000, lambda read, total: shown.append((read, total)))
+    specs = {h: (Host(h, "192.0.2.1"), {}) for h in ("a", "b")}
+    done = hostverify.on_hosts(specs, threading.Event(), lambda h, w: Said(),  # type: ignore
+                               meter)
+    assert done["status"] == "completed" and meter.read == 500  # 250 on each host
+    assert len(shown) == 1 and shown[0][1] == 1000  # the first report; the rest within 1 s

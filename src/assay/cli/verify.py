@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
+from rich.console import Console
 
 from assay.cli.common import find_run, results_option
-from assay.console import make_console
+from assay.console import LiveProgress, make_console
 from assay.exitcodes import ExitCode
 from assay.hosts import inventory
 from assay.integrity.block import PROBLEMS
@@ -59,7 +63,9 @@ def command(run: str, json_mode: bool, hosts_file: Path | None, results: Path | 
 
     old = {s: signal.signal(s, interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        doc = verify_run(path, record, stop, hosts=hosts)
+        with contextlib.ExitStack() as shown:
+            doc = verify_run(path, record, stop, _progress(make_console(json_mode), shown),
+                             hosts=hosts)
     finally:
         for s, handler in old.items():
             signal.signal(s, handler)
@@ -68,6 +74,20 @@ def command(run: str, json_mode: bool, hosts_file: Path | None, results: Path | 
     else:
         _print(doc, path)
     raise SystemExit(int(EXIT.get(doc["status"], ExitCode.ABORTED)))
+
+
+def _progress(con: Console, shown: contextlib.ExitStack) -> Callable[[int, int], None]:
+    """The pass's bytes read as a bar (on stderr with --json), from its first report on."""
+    bar: list[LiveProgress] = []
+    t0 = time.monotonic()
+
+    def show(read: int, total: int) -> None:
+        if not bar:
+            bar.append(shown.enter_context(LiveProgress(con, "verify", total / 1e6, "MB")))
+        mbps = read / 1e6 / max(time.monotonic() - t0, 1e-3)
+        bar[0].update(read / 1e6, f"{read / 1e6:,.0f} of {total / 1e6:,.0f} MB, "
+                                  f"{mbps:,.0f} MB/s")
+    return show
 
 
 def _print(doc: dict[str, Any], path: Path) -> None:

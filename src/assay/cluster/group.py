@@ -33,6 +33,7 @@ from assay.participants.blkio import BlkioGroups
 from assay.participants.lags import HostLags
 from assay.plan import Plan
 from assay.plan.model import variables
+from assay.prefill.files import DataFiles
 from assay.results.rundir import RunDir
 from assay.runners.base import FioRun, HostLoss, Runner
 
@@ -57,6 +58,7 @@ class RunnerGroup:
         self.current: ClusterRun | None = None
         self.force = False  # write into instance directories holding files not assay's
         self.spawn_s: dict[str, float] = {}  # how long one remote command took per host
+        self.files: dict[str, DataFiles] = {}  # per host, as its check read and claimed them
         self.late: dict[str, int] = {}  # host -> times it was silent but answered a probe
         self.blkio: BlkioGroups | None = None  # each host's blkio group (participants/blkio.py)
         self.failover = Failover(self)  # lost hosts' instances restarted (cluster/failover.py)
@@ -94,7 +96,7 @@ class RunnerGroup:
                                 f"{len(problems)} hosts are not ready:\n  " +
                                 "\n  ".join(problems))
             for h, f in futures.items():
-                group.facts[h], group.spawn_s[h] = f.result()
+                group.facts[h], group.spawn_s[h], group.files[h] = f.result()
             same_fio(group.facts)
         except BaseException:
             group.close()

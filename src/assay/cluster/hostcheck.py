@@ -13,7 +13,7 @@ from assay.hosts.check import FIO_MIN, fio_version
 from assay.participants.lags import HostLags
 from assay.plan import RUN_JOB, Plan
 from assay.platforms import rbdjobs
-from assay.prefill.files import claim, data_files, read, refuse_foreign
+from assay.prefill.files import DataFiles, claim, data_files, read, refuse_foreign
 from assay.runners.base import CommandResult, Powers, Runner
 
 # the host's facts, one line each ("-" when unknown): kernel, CPUs, memory (an integer: awk
@@ -26,9 +26,10 @@ FACTS = ('p=$1; while [ ! -e "$p" ]; do p=$(dirname -- "$p"); done; '
 
 
 def check_host(plan: Plan, name: str, runner: Runner, env: dict[str, str], force: bool,
-               duetime: HostLags) -> tuple[dict[str, Any], float]:
-    """One host, before any IO: clock, fio, target, job files. Its facts for run.json, and
-    what one remote command took there (a loaded machine starts ssh slowly)."""
+               duetime: HostLags) -> tuple[dict[str, Any], float, DataFiles]:
+    """One host, before any IO: clock, fio, target, job files. Its facts for run.json, what
+    one remote command took there (a loaded machine starts ssh slowly), and its data files
+    as its target holds them (what the prefill writes, or reuses)."""
     assert plan.cluster is not None
     hp = plan.cluster.hosts[name]
     facts: dict[str, Any] = {"address": hp.host.address, "target": hp.host.target,
@@ -53,8 +54,9 @@ def check_host(plan: Plan, name: str, runner: Runner, env: dict[str, str], force
                       if k in ("kernel", "cpus", "mem_bytes")})
         facts.update(devices.check(name, runner, hp.host.device,
                                    sum(size for _, size in hp.files), force))
+        files = data_files(plan, name, str(hp.host.target))  # no manifest: written each run
     else:
-        _check_directory(plan, name, runner, facts, force)
+        files = _check_directory(plan, name, runner, facts, force)
     for job, text in plan.jobfiles[name].items():
         runner.write_job(job, text)
     # its session opened now, not when it is needed
@@ -64,11 +66,11 @@ def check_host(plan: Plan, name: str, runner: Runner, env: dict[str, str], force
     if complaint:
         raise UserError(f"{name}: fio rejected the job file: {complaint}")
     duetime.check(name, runner)  # python3 for the agent, when it is needed
-    return facts, spawn_s
+    return facts, spawn_s, files
 
 
 def _check_directory(plan: Plan, name: str, runner: Runner, facts: dict[str, Any],
-                     force: bool) -> None:
+                     force: bool) -> DataFiles:
     """A target directory: assay's to write in, writable, with room for the files (the same
     rules as on one host: prefill/files.py)."""
     assert plan.cluster is not None
@@ -82,6 +84,7 @@ def _check_directory(plan: Plan, name: str, runner: Runner, facts: dict[str, Any
     free = facts.get("free_bytes")  # RBD images hold no host files
     claim(runner.run, files, free if isinstance(free, int) and
           not rbdjobs.on_rbd(plan.scenario.target) else None)
+    return files
 
 
 def same_fio(facts: dict[str, dict[str, Any]]) -> None:

@@ -11,7 +11,6 @@ import queue
 
 from assay.metrics.sampler import Sample
 from assay.plan import Plan
-from assay.postgres.dataset import SCRIPTS
 from assay.postgres.hostrows import Names, Row, Seconds, merge, rates
 from assay.postgres.hostspec import Hosts, Remote, lost
 from assay.results.rundir import RunDir
@@ -27,8 +26,7 @@ class DatabaseRows:
         self.remotes = remotes
         self.seconds = {n: Seconds(r.host for r in remotes if r.name == n)
                         for n in params}
-        self.names = {n: Names(n, list(SCRIPTS) if p.driver == "tpcc" else [], bool(p.rate))
-                      for n, p in params.items()}
+        self.names = {n: Names.of(n, p) for n, p in params.items()}
         self.t0: float | None = None  # pgbench's start instant, on this machine's clock
         self.origin: float | None = None
         self._axis = False  # the run's time axis is known (poll)

@@ -80,8 +80,9 @@ def ssh(host: Host, workdir: Path) -> Runner:
 
 
 def on_hosts(specs: dict[str, tuple[Host, dict[str, Any]]], stop: threading.Event,
-             runner_for: RunnerFor = ssh) -> dict[str, Any]:
-    """One pass on every host at once, merged."""
+             runner_for: RunnerFor = ssh,
+             progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """One pass on every host at once, merged; `progress(n)`: n more bytes read on a host."""
     with tempfile.TemporaryDirectory(prefix="assay-verify-") as tmp:
         def one(name: str) -> dict[str, Any]:
             host, spec = specs[name]
@@ -91,16 +92,18 @@ def on_hosts(specs: dict[str, tuple[Host, dict[str, Any]]], stop: threading.Even
                 runner = runner_for(host, workdir)
             except Exception as e:  # noqa: BLE001 - the host's problem, said per host
                 return {"status": "not verified", "reason": str(e)}
-            return _one(runner, spec, stop)
+            return _one(runner, spec, stop, progress)
 
         with ThreadPoolExecutor(max_workers=max(1, min(16, len(specs)))) as pool:
             per_host = dict(zip(specs, pool.map(one, specs), strict=True))
     return merge(LABEL, None, per_host)
 
 
-def _one(runner: Runner, spec: dict[str, Any], stop: threading.Event) -> dict[str, Any]:
+def _one(runner: Runner, spec: dict[str, Any], stop: threading.Event,
+         progress: Callable[[int], None] | None) -> dict[str, Any]:
     """One host's pass: its record, or why it was not verified."""
     ended = threading.Event()
+    read = 0  # what the host said it has read (it says the total so far)
     try:
         runner.write_job(SPEC_FILE, json.dumps(spec))
         proc = runner.agent("verify", [SPEC_FILE])
@@ -110,6 +113,9 @@ def _one(runner: Runner, spec: dict[str, Any], stop: threading.Event) -> dict[st
             if "pid" in row:  # Ctrl-C here stops the pass there (its stdin is not ours)
                 threading.Thread(target=_stopper, args=(runner, str(row["pid"]), stop, ended),
                                  daemon=True).start()
+            elif "progress" in row and progress is not None:
+                progress(int(row["progress"]) - read)
+                read = int(row["progress"])
             elif "error" in row:
                 result = {"status": "not verified", "reason": str(row["error"])}
             elif "pass" in row:

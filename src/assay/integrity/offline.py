@@ -83,26 +83,51 @@ def data_files(record: RunRecord) -> list[tuple[HeadedFile, Path]]:
     return out
 
 
+class Meter:
+    """The bytes the pass has read, from every host at once: `show(read, total)` at most
+    once a second."""
+
+    def __init__(self, total: int, show: Callable[[int, int], None] | None):
+        self.total, self.show = total, show
+        self.read = 0
+        self._lock = threading.Lock()
+        self._shown = 0.0
+
+    def __call__(self, n: int) -> None:
+        with self._lock:
+            self.read += n
+            now = time.monotonic()
+            if self.show is None or now - self._shown < 1.0:
+                return
+            self._shown = now
+            self.show(self.read, self.total)
+
+
 def verify_run(run_dir: Path, record: RunRecord, stop: threading.Event,
-               progress: Callable[[int], None] | None = None,
+               progress: Callable[[int, int], None] | None = None,
                hosts: Sequence[Host] | None = None,
                runner_for: hostverify.RunnerFor = hostverify.ssh) -> dict[str, Any]:
     """One pass over the run's blocks where they are: this machine's target, or each host's
-    (`hosts`: an inventory that names them) for a cluster run."""
+    (`hosts`: an inventory that names them) for a cluster run. `progress(read, total)`: the
+    bytes read so far, at most once a second."""
     section = section_of(run_dir, record)
     if any(f.get("host") for f in section["files"]):
         specs = hostverify.specs(run_dir, section, hosts)
         files = [f"{h}:{a['path']}" for h, (_, s) in specs.items() for a in s["areas"]]
+        meter = Meter(sum(int(a["block"]) * int(a["blocks"]) for _, s in specs.values()
+                          for a in s["areas"]), progress)
 
         def one_pass() -> dict[str, Any]:
-            return hostverify.on_hosts(specs, stop, runner_for)
+            return hostverify.on_hosts(specs, stop, runner_for, meter)
     else:
         areas, gens, direct = load(run_dir, record)
         data = data_files(record)
         files = [str(a.path) for a in areas] + [str(p) for _, p in data]
+        meter = Meter(sum(a.size for a in areas) + sum(p.stat().st_size for _, p in data),
+                      progress)
 
         def one_pass() -> dict[str, Any]:
-            return run_pass(areas, gens, direct, hostverify.LABEL, None, None, stop, progress,
+            return run_pass(areas, gens, direct, hostverify.LABEL, None, None, stop, meter,
                             data=data)
     doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "run": run_dir.name,
                            "started": time.time(), "status": "running", "files": files}

@@ -1,4 +1,6 @@
-"""The rows a database on each host sends (agent/pgfold.py), merged into the run's seconds.
+"""The rows a database sends (agent/pgfold.py folds pgbench's log into them, on its host or on
+this machine for a local run), made samples, and a cluster's hosts' rows merged into the run's
+seconds.
 
 Every host's pgbench starts at the same instant, so second k of every host is the same
 second of the run: a second of the cluster is the hosts' rows for k added up (counts and
@@ -15,6 +17,8 @@ from typing import Any
 
 from assay.metrics.histogram import Histogram
 from assay.metrics.sampler import ComponentSpec, Sample
+from assay.postgres.dataset import SCRIPTS
+from assay.workloads.postgres import Params
 
 Row = dict[str, dict[str, Any]]  # transaction stream ("tx", "new_order", ...) -> its counts
 ADDED = ("n", "f", "ls", "gs")
@@ -38,13 +42,23 @@ def merge(rows: Iterable[Row]) -> Row:
     return out
 
 
+def transaction_types(p: Params) -> list[str]:
+    """The transaction types a workload's scripts count, in script order (pgbench's script
+    number is the index): the TPC-C-like mix's, none for a built-in script."""
+    return list(SCRIPTS) if p.driver == "tpcc" else []
+
+
 @dataclass
 class Names:
-    """A postgres workload's components (as postgres/txlog.py names them)."""
+    """A postgres workload's components (workloads/postgres.py declares them)."""
 
     workload: str
     types: list[str] = field(default_factory=list)  # the TPC-C-like mix's transaction types
     rate: bool = False
+
+    @classmethod
+    def of(cls, workload: str, p: Params) -> Names:
+        return cls(workload, transaction_types(p), bool(p.rate))
 
     def samples(self, row: Row, t: float, phase: str,
                 target: Callable[[str], float | None]) -> list[Sample]:

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from assay.metrics.sampler import ComponentSpec, Sample
-from assay.postgres.dataset import SCRIPTS, load_key
+from assay.postgres.dataset import load_key
+from assay.postgres.hostrows import transaction_types
 from assay.postgres.load import pgbench_options, settings
 from assay.runners import agent
 from assay.runners.base import Runner
@@ -130,7 +131,7 @@ def host_spec(name: str, p: Params, base: str, bindir: str | None, fresh: bool,
             # the agent runs pgbench in the host's run directory, the scripts one up
             "pgbench": pgbench_options(p, "tx", lambda s: f"../tpcc-{s}.sql"),
             "rate": p.rate, "wait_s": WAIT_S,
-            "streams": {str(i): s for i, s in enumerate(SCRIPTS)} if p.driver == "tpcc" else {}}
+            "streams": {str(i): s for i, s in enumerate(transaction_types(p))}}
 
 
 def lost(host: str, name: str, t: float, why: str) -> Result:

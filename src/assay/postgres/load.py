@@ -19,11 +19,13 @@ from typing import Any
 from rich.console import Console
 
 from assay.agent import pgserver
+from assay.agent.pgfold import Fold
 from assay.exitcodes import RunAborted, UserError
+from assay.metrics.sampler import ComponentSpec, Sample
 from assay.postgres.cluster import Cluster, bindir, processes, reachable
 from assay.postgres.dataset import SCRIPTS, discard, ensure_loaded, tpcc_file, working_copy
+from assay.postgres.hostrows import Names, rates
 from assay.postgres.servers import DatabaseServer
-from assay.postgres.txlog import Components, TxLog
 from assay.runners.base import Runner
 from assay.scenario.units import format_size
 from assay.workloads.postgres import MIX, Params
@@ -79,7 +81,7 @@ class PostgresLoad:
     work: Path | None = None
     waldir: Path | None = None
     pgbench: subprocess.Popen[bytes] | None = None
-    log: TxLog | None = None
+    fold: Fold | None = None  # its transaction log, folded as a host's agent folds it
     info: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
@@ -148,13 +150,32 @@ class PostgresLoad:
                     Path(procs).write_text(str(pid))
         argv = [*self.argv()[:-1], "-T", str(max(1, round(seconds))), "postgres"]
         self.info["pgbench"] = " ".join(argv)
-        streams = {i: s for i, s in enumerate(SCRIPTS)} if self.p.driver == "tpcc" else {}
         started = time.time()
         with open(self.state / "pgbench.txt", "ab") as out:
             self.pgbench = subprocess.Popen(argv, env=self.cluster.env(), stdout=out,
                                             stderr=subprocess.STDOUT, cwd=self.state,
                                             start_new_session=True)
-        self.log = TxLog(self.state / "tx", Components(self.name, streams, self.p.rate), started)
+        self.fold = self.folding(started)
+
+    def folding(self, started: float) -> Fold:
+        """Its transaction log from pgbench's launch (epoch s), folded as a host's agent folds
+        it: second k is [started+k, started+k+1)."""
+        return Fold(self.state / "tx", started, dict(enumerate(Names.of(self.name, self.p).types)),
+                    bool(self.p.rate))
+
+    def seconds(self, now: float, origin: float, warmup: float,
+                specs: dict[str, ComponentSpec], final: bool = False) -> list[Sample]:
+        """Its seconds finished by `now` (epoch s; all of them when `final`) on the run's time
+        axis (`origin`: its t=0, epoch s), as a host's rows are made samples."""
+        if self.fold is None:
+            return []
+        names = Names.of(self.name, self.p)
+        out: list[Sample] = []
+        for row in self.fold.rows(now, final):
+            t = self.fold.start + row["s"] + 1 - origin
+            phase = "warmup" if t - 0.5 < warmup else "run"
+            out += names.samples(row["streams"], t, phase, rates(specs, t))
+        return out
 
     def check(self) -> None:
         """RunAborted when the server or pgbench died before its time."""
@@ -201,8 +222,8 @@ class PostgresLoad:
         self.stop_pgbench()
         if self.cluster is not None:
             self.cluster.stop()
-        if self.log is not None:
-            self.info["transactions"] = self.log.totals
+        if self.fold is not None:
+            self.info["transactions"] = self.fold.totals
         if keep or self.work is None:
             return
         discard(self.work, self.waldir)

@@ -56,6 +56,7 @@ class Sidecars:
                       for n, w in plan.resolved.workloads.items()
                       if isinstance(w, Params)]
         self.warmup = plan.warmup
+        self.specs = {c.component: c for c in plan.specs}  # a fixed rate's target, each second
         self.seconds = plan.total_seconds
         self.origin: float | None = None
         self.databases: dict[str, PostgresLoad] = {}  # running, for actions (pg_backup)
@@ -99,11 +100,9 @@ class Sidecars:
         self.origin = origin
         out: list[Sample] = []
         for load in self.loads:
-            if load.log is None:
-                continue
-            if not final:
+            if load.fold is not None and not final:
                 load.check()
-            out += load.log.poll(now, self.origin, self.warmup, final)
+            out += load.seconds(now, self.origin, self.warmup, self.specs, final)
         return out
 
     def finish(self, now: float, timeout: float = 30.0) -> list[Sample]:

@@ -23,7 +23,7 @@ from rich.console import Console
 from assay.console import LiveProgress
 from assay.exitcodes import RunAborted
 from assay.plan.model import PREFILL_PREFIX
-from assay.prefill.files import DataFiles, Run, read, write
+from assay.prefill.files import DataFiles, Run, write
 from assay.results.rundir import RunDir
 from assay.runners.base import FioRun
 from assay.scenario.units import format_size
@@ -35,8 +35,8 @@ def prefill(hosts: dict[str, tuple[Run, DataFiles]], start: Start, run_dir: RunD
             console: Console, fresh: bool, lost: Mapping[str, Any] = MappingProxyType({})
             ) -> dict[str, Any]:
     """Every host writes its stale files at once; run.json's `prefill` (with each host's, on a
-    cluster). `lost`: the hosts lost meanwhile, by name, each with its `reason`."""
-    _each(lambda h: read(*hosts[h]), list(hosts))
+    cluster). Each host's DataFiles are as its check read and claimed them, before any IO
+    (files.py). `lost`: the hosts lost meanwhile, by name, each with its `reason`."""
     todo = {h: df.stale(fresh) for h, (_, df) in hosts.items()}
     per_host = {h: {"files": len(todo[h]), "bytes": sum(s for _, s in todo[h]),
                     "reused_files": len(df.files) - len(todo[h])} for h, (_, df) in hosts.items()}

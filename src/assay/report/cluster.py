@@ -25,7 +25,8 @@ def cluster_of(run: RunRecord) -> dict[str, Any] | None:
 
 
 def host_rows(run: RunRecord) -> list[dict[str, Any]]:
-    """One row per host: IO/s over its components, worst p99, skew, lost, its verdict."""
+    """One row per host: IO/s over its components, worst p99, how late it started after the
+    run's instant (the summary's start skew is the spread of these), lost, its verdict."""
     c = cluster_of(run) or {}
     window = (run.measured_window_s or [0.0, 0.0])
     seconds = max(float(window[1]) - float(window[0]), 1e-9)
@@ -36,14 +37,14 @@ def host_rows(run: RunRecord) -> list[dict[str, Any]]:
         p99 = [s.get("lat_p99_ms") for s in stats.values() if s.get("lat_p99_ms") is not None]
         due = [s["intended"].get("lat_intended_p99_ms") for s in stats.values()
                if isinstance(s.get("intended"), dict)]  # latency from the due time
-        skew = (c.get("skew_ms") or {}).get("run", {}).get(host)
+        late = (c.get("skew_ms") or {}).get("run", {}).get(host)
         lost = (c.get("lost") or {}).get(host)
         failed = [t for t in graded.get("thresholds", []) if not t.get("passed")]
         rows.append({"host": host, "iops": sum(float(s.get("iops") or 0)
                                                for s in stats.values()),
                      "ios": graded.get("ios"), "p99_ms": max(p99) if p99 else None,
                      "due_p99_ms": max((d for d in due if d is not None), default=None),
-                     "skew_ms": skew, "lost": lost, "passed": graded.get("passed", True),
+                     "late_ms": late, "lost": lost, "passed": graded.get("passed", True),
                      # a host with no threshold of its own has no verdict of its own
                      "graded": bool(graded.get("thresholds")) or not graded.get("passed", True),
                      "failed": failed, "fio": facts.get("fio"), "seconds": seconds})
@@ -163,17 +164,17 @@ def print_cluster(console: Console, run: RunRecord, per_host: bool = True) -> No
                                else " (no threshold of their own: each_host.)"),
               title_justify="left", show_edge=False, pad_edge=False)
     due = any(r["due_p99_ms"] is not None for r in rows)
-    cols = ("", "host", "IO/s", "worst p99", *(("p99 from due",) if due else ()), "skew",
+    cols = ("", "host", "IO/s", "worst p99", *(("p99 from due",) if due else ()), "late",
             "state", "failed")
     for col in cols:
         t.add_column(col, justify="right" if col in ("IO/s", "worst p99", "p99 from due",
-                                                     "skew") else "left")
+                                                     "late") else "left")
     for r in rows:
         mark = "[dim]-[/]" if not r["graded"] else "[green]✓[/]" if r["passed"] else "[red]✗[/]"
         t.add_row(mark, r["host"],
                   f"{r['iops']:,.1f}", format_latency_ms(r["p99_ms"]),
                   *((format_latency_ms(r["due_p99_ms"]),) if due else ()),
-                  "-" if r["skew_ms"] is None else f"{r['skew_ms']:+.1f} ms",
+                  "-" if r["late_ms"] is None else f"{r['late_ms']:+.1f} ms",
                   f"lost at {r['lost']['t']}s" if r["lost"] else "active",
                   "; ".join(f"{f['expr']}" + (f" ({f['note']})" if f.get("note") else "")
                             for f in r["failed"]))

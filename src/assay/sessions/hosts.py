@@ -27,7 +27,6 @@ from assay.participants.utilisation import Utilisation
 from assay.plan import PREFILL_JOB, RUN_JOB, Plan
 from assay.platforms import platformstate
 from assay.prefill import prefill
-from assay.prefill.files import data_files
 from assay.results.record import parse_record
 from assay.results.rundir import RunDir
 from assay.run_options import signals_held
@@ -84,9 +83,8 @@ class HostsSession(Session):
             fio.started  # noqa: B018 - records the skew of the prefill phase
             return fio
 
-        return prefill({h: (group.runners[h].run, data_files(plan, h, str(hp.host.target)))
-                        for h, hp in plan.cluster.hosts.items()}, start, self.run_dir,
-                       self.console, self.opt.fresh, group.lost)
+        return prefill({h: (group.runners[h].run, group.files[h]) for h in plan.cluster.hosts},
+                       start, self.run_dir, self.console, self.opt.fresh, group.lost)
 
     def start(self) -> FioRun:
         assert self.group

@@ -224,10 +224,10 @@
     var due = c.rows.some(function (r) { return r.due_p99_ms !== null && r.due_p99_ms !== undefined; });
     var nh = [false, false, true, true].concat(due ? [true] : [], [true, false, false]);
     var body = table(d, ["result", "host", "IO/s", "worst p99"].concat(due ? ["p99 from due"] : [],
-      ["skew", "state", "failed"]), nh);
+      ["late", "state", "failed"]), nh);
     c.rows.forEach(function (r) {
       row(body, [r.graded === false ? el("span", "muted", "–") : mark(r.passed), r.host, num(r.iops, 1), C.fmtMs(r.p99_ms)].concat(due ? [C.fmtMs(r.due_p99_ms)] : []).concat([
-        r.skew_ms === null || r.skew_ms === undefined ? "–" : num(r.skew_ms, 1) + " ms",
+        r.late_ms === null || r.late_ms === undefined ? "–" : (r.late_ms < 0 ? "" : "+") + num(r.late_ms, 1) + " ms",
         r.lost ? "lost at " + r.lost.t + " s" : "active",
         r.failed.map(function (f) { return f.expr + (f.note ? " (" + f.note + ")" : ""); }).join("; ")]), nh);
     });

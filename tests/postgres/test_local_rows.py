@@ -1,6 +1,7 @@
-"""pgbench's per-transaction logs → per-second samples: checked against pgbench's own summary
-of the same real run (tests/fixtures/postgres/throttled: 200 tx/s, a write throttle for 3 s,
-a 200 ms latency limit that skipped 537 transactions)."""
+"""pgbench's per-transaction logs → per-second samples on this machine, as on a host (the
+agent's fold, agent/pgfold.py, made samples by postgres/hostrows.py): checked against
+pgbench's own summary of the same real run (tests/fixtures/postgres/throttled: 200 tx/s, a
+write throttle for 3 s, a 200 ms latency limit that skipped 537 transactions)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from assay.agent.pgfold import GRACE_S, bucket
 from assay.metrics.histogram import Histogram
-from assay.postgres.txlog import GRACE_S, Components, TxLog, bucket
+from assay.metrics.sampler import ComponentSpec, Sample
+from assay.postgres.load import PostgresLoad
+from assay.workloads.postgres import Params
 from tests.conftest import FIXTURES
 
 RUN = FIXTURES / "postgres" / "throttled"
@@ -33,6 +37,25 @@ def start_of_run() -> float:
     return float(min(int(f[4]) for f in lines()))
 
 
+class TxLog:
+    """A local database's transaction log as the run reads it (PostgresLoad.seconds)."""
+
+    def __init__(self, prefix: Path, driver: str, rate: float | None, start: float):
+        params = Params.model_validate({"kind": "postgres", "driver": driver, "rate": rate})
+        self.load = PostgresLoad("pg", params, prefix.parent, "r")
+        self.load.fold = self.load.folding(start)
+        self.specs = {"pg.tx.commit": ComponentSpec("pg.tx.commit", [], "commit", rate)}
+
+    @property
+    def totals(self) -> dict[str, int]:
+        assert self.load.fold is not None
+        return self.load.fold.totals
+
+    def poll(self, now: float, origin: float, warmup: float, final: bool = False) \
+            -> list[Sample]:
+        return self.load.seconds(now, origin, warmup, self.specs, final)
+
+
 def test_bucket_error_is_under_half_a_percent() -> None:
     for ns in (1, 100, 255, 1000, 123_456, 9_999_999, 4_700_000_000):
         assert abs(bucket(ns) - ns) <= max(1, ns * 0.004), ns
@@ -42,7 +65,7 @@ def test_bucket_error_is_under_half_a_percent() -> None:
 def test_totals_match_pgbench_summary(tmp_path: Path) -> None:
     for p in RUN.glob("tx.*"):
         shutil.copy(p, tmp_path / p.name)
-    log = TxLog(tmp_path / "tx", Components("pg", rate=200.0), start_of_run())
+    log = TxLog(tmp_path / "tx", "pgbench", 200.0, start_of_run())
     samples = log.poll(0, start_of_run(), 0.0, final=True)
     commits = [s for s in samples if s.component == "pg.tx.commit"]
     failed = [s for s in samples if s.component == "pg.tx.failed"]
@@ -61,7 +84,7 @@ def test_totals_match_pgbench_summary(tmp_path: Path) -> None:
 def test_percentiles_match_the_raw_latencies(tmp_path: Path) -> None:
     for p in RUN.glob("tx.*"):
         shutil.copy(p, tmp_path / p.name)
-    log = TxLog(tmp_path / "tx", Components("pg", rate=200.0), start_of_run())
+    log = TxLog(tmp_path / "tx", "pgbench", 200.0, start_of_run())
     samples = log.poll(0, start_of_run(), 0.0, final=True)
     merged = Histogram.merged(s.hist for s in samples if s.component == "pg.tx.commit")
     raw = sorted(int(f[2]) * 1000 for f in lines() if f[2].isdigit())
@@ -79,7 +102,7 @@ def test_live_polling_waits_for_buffered_lines_and_loses_none(tmp_path: Path) ->
     GRACE_S after it ended, and every transaction is counted exactly once."""
     start = start_of_run()
     text = {p.name: p.read_bytes() for p in RUN.glob("tx.*")}
-    log = TxLog(tmp_path / "tx", Components("pg", rate=200.0), start)
+    log = TxLog(tmp_path / "tx", "pgbench", 200.0, start)
     out = []
     for cut in (0.3, 0.55, 0.8, 1.0):
         for name, data in text.items():
@@ -99,9 +122,10 @@ def test_transaction_types_of_the_tpcc_mix(tmp_path: Path) -> None:
         "0 2 2500 1 1000 200000 0\n"  # payment
         "1 1 failed 0 1000 300000 0 3\n"  # a new_order that failed after its tries
         "1 2 4000 0 1001 100000 0\n")
-    log = TxLog(tmp_path / "tx", Components("db", {0: "new_order", 1: "payment"}), 1000.0)
+    log = TxLog(tmp_path / "tx", "tpcc", None, 1000.0)
     by = {(s.component, round(s.t)): s.ios for s in log.poll(0, 1000.0, 0.0, final=True)}
-    assert by[("db.tx.commit", 1)] == 2 and by[("db.tx.failed", 1)] == 1
-    assert by[("db.new_order.commit", 1)] == 1 and by[("db.payment.commit", 1)] == 1
-    assert by[("db.new_order.commit", 2)] == 1
+    assert by[("pg.tx.commit", 1)] == 2 and by[("pg.tx.failed", 1)] == 1
+    assert by[("pg.new_order.commit", 1)] == 1 and by[("pg.payment.commit", 1)] == 1
+    assert by[("pg.new_order.commit", 2)] == 1 and by[("pg.delivery.commit", 2)] == 0
+    assert "pg.tx.lag" not in {c for c, _ in by}  # no fixed rate: no schedule lag
     assert log.totals == {"commits": 3, "failed": 1, "skipped": 0}
