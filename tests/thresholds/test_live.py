@@ -111,3 +111,28 @@ def test_live_and_final_verdicts_agree():
         [(r.threshold.text, r.passed, r.observed) for r in whole]
     assert evaluate(plan.thresholds, plan.components, final.stats)[0].passed == \
         v.results[0].passed
+
+
+def test_each_second_walks_the_histograms_only_a_percentile_threshold_reads():
+    """A long run's histograms hold every bucket its tail reached: the live verdict takes
+    percentiles only of the components a percentile threshold grades, and no statistics of
+    a component no threshold grades, and still agrees with the verdict."""
+    text = TEXT.replace("read_pct: 100", "read_pct: 50").replace("log_files: 0", "log_files: 1") \
+        .replace("  db: rate\n", '  db.data.write.iops: ">= 90% target"\n')
+    plan = plan_text(text, "es.yaml")
+    v = live(plan)
+    assert v.percentiles == {"db.data.read": True, "db.data.write": False}  # none of the log
+    asked: list[tuple[str, bool]] = []
+    for name, acc in v.acc.items():
+        def stats(percentiles: bool = True, _acc=acc, _stats=acc.stats, _name=name):  # noqa: ANN001, ANN202
+            asked.append((_name, percentiles))
+            return _stats(percentiles)
+        acc.stats = stats  # type: ignore[method-assign]
+    samples = [dict(sample(t), c=c) for t in range(1, 13)
+               for c in ("db.data.read", "db.data.write", "db.log.write")]
+    for t in range(12):
+        v.add(samples[3 * t:3 * t + 3])
+    assert set(asked) == {("db.data.read", True), ("db.data.write", False)}
+    whole = [r for r in grade(plan, samples, [], []).results if not r.threshold.phase]
+    assert [(r.threshold.text, r.component, r.passed, r.observed) for r in v.results] == \
+        [(r.threshold.text, r.component, r.passed, r.observed) for r in whole]

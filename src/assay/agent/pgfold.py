@@ -1,9 +1,13 @@
-"""pgbench's per-transaction logs folded, on the host, into one small row per second.
+"""pgbench's per-transaction logs folded into one small row per second: on a host, by its
+agent (pgbench.py), and on this machine for a local run (postgres/load.py), so both make the
+same seconds (postgres/hostrows.py makes them samples).
 
-The host's half of assay/postgres/txlog.py: each `pgbench -l` line is one transaction
+Each `pgbench -l` line is one transaction
 (`client tx_no latency_us|skipped|failed script_no end_epoch end_us [schedule_lag_us] ...`);
 only per-second counts and histograms leave the host. Latencies go into buckets of 128 per
-power of two (`bucket`, the same as txlog's), so hosts, seconds and threads merge exactly.
+power of two (`bucket`: under 0.4 % error), so hosts, seconds and threads merge exactly. With
+`-R`, pgbench measures latency from the transaction's scheduled start: it already is the
+latency from the due time; the schedule lag is how late the transaction began.
 
 A row: {"s": k, "streams": {"tx": {"n": commits, "f": failed, "ls": latency sum ns,
 "lm": latency max ns, "h": {bucket: count}, "gs"/"gm"/"g": the schedule lag's}, TYPE: ...}}

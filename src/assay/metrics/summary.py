@@ -21,7 +21,7 @@ from typing import Any
 from assay.metrics.bursts import Bursts
 from assay.metrics.component import ComponentInfo as ComponentInfo  # many import it from here
 from assay.metrics.component import Stats as Stats  # many import it from here
-from assay.metrics.histogram import Histogram
+from assay.metrics.histogram import PERCENTILES, Histogram
 from assay.metrics.median import RunningMedian
 from assay.metrics.training import AcceleratorClock
 
@@ -161,11 +161,15 @@ class Accumulator:
                 self._closed_full = avg if self._closed_full is None \
                     else max(self._closed_full, avg)
 
-    def stats(self) -> Stats:
+    def stats(self, percentiles: bool = True) -> Stats:
+        """The statistics so far; without `percentiles` (the live verdict's, when no
+        threshold reads them) they are None: their walk of the whole histogram costs more the
+        more buckets a long run's tail has reached."""
         info, lat_max = self.info, self.lat_max
         seconds = self.rate_seconds if self.windowed else self.seconds
         rate_seconds = self.rate_seconds
-        pct = self.hist.percentiles(cap=int(lat_max) if lat_max else None)
+        pct = self.hist.percentiles(cap=int(lat_max) if lat_max else None) if percentiles \
+            else dict.fromkeys(PERCENTILES)
         iops = self.rate_ios / rate_seconds if rate_seconds else 0.0
         target = info.target_iops
         if info.target_steps and rate_seconds:

@@ -16,6 +16,8 @@ from assay.metrics.summary import Accumulator, ComponentInfo
 from assay.thresholds.evaluate import Result, evaluate, matches, result_count
 from assay.thresholds.grammar import Threshold
 
+PERCENTILE_METRICS = {"lat_p50", "lat_p95", "lat_p99", "lat_p999"}
+
 
 def final(r: Result) -> bool:
     """A failed result that stays failed whatever the rest of the run does."""
@@ -38,13 +40,19 @@ class LiveVerdict:
                            and not t.host]
         self.components = list(components)
         self.acc = {c.name: Accumulator(c, start, end) for c in components}
+        # each second's statistics: of the components a threshold grades, with percentiles
+        # where one reads them
+        self.percentiles = {c.name: any(t.metric in PERCENTILE_METRICS for t in self.thresholds
+                                        if matches(t, c))
+                            for c in components if any(matches(t, c) for t in self.thresholds)}
         self.results: list[Result] = []
 
     def add(self, samples: Sequence[dict[str, Any]]) -> None:
         """Count a second's samples and grade again."""
         counted = [s for s in samples if s["c"] in self.acc and self.acc[s["c"]].add(s)]
         if counted and self.thresholds:
-            stats = {n: a.stats() for n, a in self.acc.items() if a.ios or a.seconds}
+            stats = {n: a.stats(self.percentiles[n]) for n, a in self.acc.items()
+                     if n in self.percentiles and (a.ios or a.seconds)}
             graded = [c for c in self.components if c.name in stats]
             self.results = evaluate([t for t in self.thresholds if _graded(t, graded)],
                                     graded, stats) if graded else []
