@@ -20,8 +20,10 @@ is left, in ms per host whatever the length (the checks, the hosts' plans, the a
 started, the prefill phase): over these 8 s it weighs more than half what the load does.
 The `cat` processes replaying the agents' rows are left out, as the agents' own CPU is
 spent on the hosts. RSS: each size runs in a fresh process; the peak (ru_maxrss) minus the
-process's RSS before the run, per host. `--due off` strips the issue logs from the job
-files: the same run without latency from the due time, side by side.
+process's RSS before the run, per host; and, between sizes, the RSS an added host costs
+(what any run holds, whatever its hosts, weighs on the figure per host of a small cluster).
+`--due off` strips the issue logs from the job files: the same run without latency from the
+due time, side by side.
 
     .venv/bin/python bench/controller_scale.py [--hosts 16 64 256] [--due on|off|both]
 """
@@ -162,6 +164,7 @@ def main() -> int:
     print("hosts  due  CPU ms/host-s (load only, finish)  fixed ms/host  "
           "RSS MiB/host (load only)  peak RSS MiB  CPU s  wall s  hosts with p99 from due  lost")
     worst = 0.0
+    grown: dict[str, list[tuple[int, float]]] = {m: [] for m in modes}  # hosts, RSS MiB
     for n in args.hosts:
         for mode in modes:
             r = subprocess.run([sys.executable, __file__, "--one", str(n), mode],
@@ -180,6 +183,15 @@ def main() -> int:
                 print(f"         lost: {why}")
             if mode == "on":
                 worst = max(worst, f["cpu_ms_per_host_s"])
+            grown[mode].append((n, f["rss_mib_per_host"] * n))
+    for mode, sizes in grown.items():  # what a host adds, apart from what any run holds
+        steps = [f"{a}->{b} hosts {(rb - ra) / (b - a):.2f}" for (a, ra), (b, rb)
+                 in zip(sizes, sizes[1:], strict=False) if b > a]
+        if steps:
+            (a, ra), (b, rb) = sizes[0], sizes[1]
+            fixed = ra - a * (rb - ra) / (b - a) if b > a else 0.0
+            print(f"RSS per added host, due {mode}: {', '.join(steps)} MiB (the run's own, "
+                  f"whatever its hosts: about {fixed:.0f} MiB)")
     print(f"goal: <= 4 ms CPU per host-second, <= 1 MiB RSS per host (worst CPU with due "
           f"time: {worst:.2f} ms)")
     return 0
