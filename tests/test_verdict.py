@@ -65,7 +65,7 @@ def test_a_150ms_stall_passes_jetstress_strict_graded_per_database(run_scenario,
     print_summary(Console(file=buf, width=200), read_record(outcome.run_dir), outcome.run_dir)
     text = buf.getvalue()
     assert "per database" in text and "db1" in text and "db2" in text
-    assert "Poisson arrivals" in text and "Hosts" in text
+    assert "Poisson arrivals" in text and "Host utilisation" in text
 
 
 def test_host_statistics_over_the_measured_window_only():

@@ -148,7 +148,7 @@ def test_a_host_fails_mid_run_and_the_survivors_sharing_a_directory_are_graded(
     shown = assay("show", str(run_dir))
     assert "Cluster: 3 hosts, 2 active at the end" in shown.stdout
     assert "host lost: n3" in shown.stdout and "lost at" in shown.stdout
-    hosts_table = shown.stdout.split("Hosts")[-1]
+    hosts_table = shown.stdout.split("Host utilisation")[-1]
     assert "local (controller)" in hosts_table and all(
         f"\n n{i} " in hosts_table or f"\nn{i} " in hosts_table for i in (1, 2, 3)), hosts_table
 

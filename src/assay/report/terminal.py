@@ -158,7 +158,7 @@ def _host_table(console: Console, run: RunRecord) -> None:
     """Host utilisation over the measured window (hosts.ndjson holds each second)."""
     if not run.hosts:
         return
-    t = Table(title="Hosts", title_justify="left", show_edge=False, pad_edge=False)
+    t = Table(title="Host utilisation", title_justify="left", show_edge=False, pad_edge=False)
     for col in ("host", "CPU avg", "CPU max", "user", "system", "iowait", "memory",
                 "net rx MB/s", "net tx MB/s"):
         t.add_column(col, justify="left" if col == "host" else "right")
