@@ -5,7 +5,8 @@ runs. `LocalSession` (local.py) runs it on this machine, `HostsSession` (hosts.p
 inventory's hosts over SSH. The engine's loop, sampler and verdict are the same for both.
 
     session.open()        every check before any IO, then the run directory and its record
-    session.prefill()     the stale files written (reused when unchanged), the databases loaded
+    session.prefill()     the stale files written (reused when unchanged), the databases loaded:
+                          the same on one host and many
     session.start()       the measured job, on every host at one instant: one FioRun
     session.collect(st)   each participant's run.json section, all it ran ended
     session.close()       nothing of the run left running anywhere
@@ -36,6 +37,8 @@ from assay.participants.integrity import Integrity
 from assay.plan import Plan
 from assay.platforms.base import Platform
 from assay.postgres.sidecar import fio_specs
+from assay.prefill import prefill
+from assay.prefill.files import DataFiles, Run
 from assay.results.rundir import RunDir
 from assay.run_options import RunOptions
 from assay.runners.base import FioRun, HostLoss
@@ -64,8 +67,12 @@ class Session(abc.ABC):
         """Every check before any IO; then the run directory, holding a record at once."""
 
     @abc.abstractmethod
-    def prefill(self) -> None:
-        """The stale files written, the databases loaded; run.json's `prefill`."""
+    def data_files(self) -> dict[str, tuple[Run, DataFiles]]:
+        """Each host's data files as its check read and claimed them, and how to reach it."""
+
+    @abc.abstractmethod
+    def start_prefill(self, sections: dict[str, list[str]]) -> FioRun:
+        """fio's prefill job on every host at one instant, each writing its `sections`."""
 
     @abc.abstractmethod
     def start(self) -> FioRun:
@@ -144,15 +151,26 @@ class Session(abc.ABC):
             into = self.info.setdefault("participants", {}) if p in self.plugged else self.info
             into[p.name] = section
 
-    def prefill_participants(self) -> None:
+    def prefill(self) -> None:
+        """The participants' own prefill (integrity's blocks), the stale data files written on
+        every host at once (reused when unchanged), then the participants prepared (the
+        databases loaded); run.json's `prefill`."""
+        assert self.run_dir is not None
         for p in self.participants:
             p.prefill()
-
-    def prepare_participants(self) -> None:
+        if self.plan.files:  # a database-only run has no fio files
+            self.info["prefill"] = prefill(self.data_files(), self.start_prefill, self.run_dir,
+                                           self.console, self.opt.fresh, self.lost)
         for p in self.participants:
             self._section(p, p.prepare())
             for text in p.warnings():
                 self.warn(text)
+
+    @property
+    def lost(self) -> Mapping[str, Any]:
+        """The hosts lost so far, each with its `reason` (one host is never lost: its run
+        ends)."""
+        return {}
 
     def collect(self, status: str) -> None:
         """Each participant's run.json section, everything it ran ended (before the clean-up,

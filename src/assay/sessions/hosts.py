@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ from assay.participants.issuelog import IssueLog
 from assay.participants.utilisation import Utilisation
 from assay.plan import PREFILL_JOB, RUN_JOB, Plan
 from assay.platforms import platformstate
-from assay.prefill import prefill
+from assay.prefill.files import DataFiles, Run
 from assay.results.record import parse_record
 from assay.results.rundir import RunDir
 from assay.run_options import signals_held
@@ -68,23 +68,19 @@ class HostsSession(Session):
         self.participants.append(Utilisation(group.runners, group.lost))  # and the controller's
         self.plug_in(Where(plan, rd, group.runners, group.lost))
 
-    def prefill(self) -> None:
-        assert self.run_dir and self.group
-        self.prefill_participants()
-        if self.plan.files:  # a database-only run has no fio files
-            self.info["prefill"] = self._prefill(self.group, self.plan)
-        self.prepare_participants()
+    def data_files(self) -> dict[str, tuple[Run, DataFiles]]:
+        assert self.group
+        return {h: (self.group.runners[h].run, files) for h, files in self.group.files.items()}
 
-    def _prefill(self, group: RunnerGroup, plan: Plan) -> dict[str, Any]:
-        assert plan.cluster is not None and self.run_dir
+    def start_prefill(self, sections: dict[str, list[str]]) -> FioRun:
+        assert self.group
+        fio = self.group.start(PREFILL_JOB, {}, sections=sections)
+        fio.started  # noqa: B018 - records the skew of the prefill phase
+        return fio
 
-        def start(sections: dict[str, list[str]]) -> FioRun:
-            fio = group.start(PREFILL_JOB, {}, sections=sections)
-            fio.started  # noqa: B018 - records the skew of the prefill phase
-            return fio
-
-        return prefill({h: (group.runners[h].run, group.files[h]) for h in plan.cluster.hosts},
-                       start, self.run_dir, self.console, self.opt.fresh, group.lost)
+    @property
+    def lost(self) -> Mapping[str, Any]:
+        return self.group.lost if self.group else {}
 
     def start(self) -> FioRun:
         assert self.group

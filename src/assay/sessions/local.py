@@ -23,8 +23,7 @@ from assay.platforms.fsbase import FsPlatform
 from assay.platforms.lock import TargetLock
 from assay.platforms.safety import check_block_device, device_state_dir
 from assay.postgres.sidecar import Sidecars
-from assay.prefill import prefill
-from assay.prefill.files import DataFiles, claim, data_files, read, refuse_foreign
+from assay.prefill.files import DataFiles, Run, claim, data_files, read, refuse_foreign
 from assay.results.record import parse_record
 from assay.results.rundir import RunDir
 from assay.run_options import signals_held
@@ -128,16 +127,13 @@ class LocalSession(Session):
             self.warn(f"the warm-up ({plan.warmup:g}s) is longer than the measured time "
                       f"({plan.duration:g}s): most of the run is not graded")
 
-    def prefill(self) -> None:
-        assert self.run_dir and self.runner and self.directory and self.files
-        self.prefill_participants()
-        if self.plan.files:  # a database-only run has no fio files
-            runner = self.runner
-            self.info["prefill"] = prefill(
-                {LOCAL: (run_here, self.files)},
-                lambda sections: runner.start(PREFILL_JOB, self.env, sections=sections[LOCAL]),
-                self.run_dir, self.console, self.opt.fresh)
-        self.prepare_participants()
+    def data_files(self) -> dict[str, tuple[Run, DataFiles]]:
+        assert self.files
+        return {LOCAL: (run_here, self.files)}
+
+    def start_prefill(self, sections: dict[str, list[str]]) -> FioRun:
+        assert self.runner
+        return self.runner.start(PREFILL_JOB, self.env, sections=sections[LOCAL])
 
     def start(self) -> FioRun:
         assert self.runner
