@@ -3,9 +3,11 @@ latency histogram (the engine's samples) and the issue-log lags (the run directo
 stream, metrics/duetime.py) are in, paired the way the final verdict pairs them.
 
 The lags of a second are stored once no later IO can fall in it, so this figure trails the
-live one by a second or two. A cluster's hosts send their seconds a little apart: a second is
-paired once a later one has come from some host (HOSTS_APART_S), so that every host's lags
-are in it. Memory stays bounded: only the last KEEP_S seconds are held.
+live one by a second or two. A cluster's hosts send their seconds a little apart, and a host
+whose fio stalled, or that is slow, later still: a second is paired once every host's lags
+have reached it, so that a late host's late IOs are in its figure, not left out. A host
+silent for HOST_WAIT_S (lost, or its agent gone) holds the figure no longer. Memory stays
+bounded: only the last KEEP_S seconds are held.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 from assay.metrics.duetime import STREAM, pair
 
 KEEP_S = 30
-HOSTS_APART_S = 2  # a cluster's second is paired once a row this much later has come
+HOST_WAIT_S = 10  # the longest a cluster's second waits for a host's lags
 
 
 class LiveDue:
@@ -29,7 +31,7 @@ class LiveDue:
         self._at = 0  # bytes of lags.ndjson read
         self._sealed = 0  # size of lags.blocks when last read: a new block empties the tail
         self._last_t = -1.0
-        self._hosts: set[str] = set()  # the hosts whose lags have come
+        self._newest: dict[str, float] = {}  # host -> the second of its newest lags
         self.p99_ms: dict[str, float] = {}
 
     def samples(self, records: list[dict[str, Any]]) -> None:
@@ -49,7 +51,7 @@ class LiveDue:
         if sealed != self._sealed:
             self._sealed, self._at = sealed, 0
         self._read_lags(self.run_dir / f"{STREAM}.ndjson")
-        ready = self._last_t - (HOSTS_APART_S if len(self._hosts) > 1 else 0)
+        ready = max(min(self._newest.values(), default=-1.0), self._last_t - HOST_WAIT_S)
         for c, jobs in self.jobs.items():
             for sec in sorted(self._service, reverse=True):
                 service, lags = self._service[sec].get(c), self._lags.get(sec, {})
@@ -87,9 +89,10 @@ class LiveDue:
                 t = float(r["t"])
             except (ValueError, KeyError, TypeError):
                 continue
-            if t <= self._last_t - 5 or r.get("c") not in wanted:
-                continue
-            self._hosts.add(str(r.get("host") or ""))
+            if t < self._last_t - HOST_WAIT_S or r.get("c") not in wanted:
+                continue  # its second is paired without it by now
+            host = str(r.get("host") or "")
+            self._newest[host] = max(self._newest.get(host, -1.0), t)
             per_job = self._lags.setdefault(round(t), {}).setdefault(str(r["c"]), {})
             for k, v in (r.get("bins") or {}).items():
                 per_job[int(k)] = per_job.get(int(k), 0) + int(v)
