@@ -202,3 +202,35 @@ def test_a_hosts_raw_device_keeps_no_manifest_and_is_written_every_run(tmp_path:
     assert df.device and not df.kept and df.stale(False) == df.files
     claim(run_here, df, None)
     assert write(run_here, df) is None and df.foreign() == []
+
+
+def test_integrity_blocks_count_in_the_room_a_run_needs(tmp_path: Path) -> None:
+    """Integrity mode's block files are written whole every run, before the data files: a
+    target without room for both is refused before any IO, on one host and on each host;
+    a block file an earlier run left is rewritten in place and needs no more room."""
+    text = SCENARIO.format(data="") + "integrity: {size: 64MiB}\n"
+    local = plan_text(text, "s.yaml")
+    hosts = plan_text(text, "s.yaml", hosts=hosts_in(tmp_path, ["n1", "n2"]))
+    (tmp_path / "local").mkdir()
+    for df, prefix in ((data_files(local, "local", str(tmp_path / "local")), ""),
+                       (data_files(hosts, "n1", str(tmp_path / "targets" / "n1")), "n1.")):
+        # both workloads write: a block file each, named as their writers name them
+        assert df.areas == [(f"assay-integrity/{prefix}{w}.blk", 64 << 20) for w in ("db", "b")]
+        read(run_here, df)
+        files = sum(s for _, s in df.files)
+        assert df.missing_bytes() == files + (128 << 20)
+        with pytest.raises(UserError, match=r"the files and integrity blocks need"):
+            refuse_short(df, files + (128 << 20))  # their room, without assay's margin
+        lay_out(df)
+        area = Path(df.target) / df.areas[0][0]
+        area.parent.mkdir(parents=True, exist_ok=True)
+        with open(area, "wb") as fh:
+            fh.truncate(48 << 20)  # an earlier run's, smaller
+        read(run_here, df)
+        assert df.missing_bytes() == (16 + 64) << 20
+        for blk, size in df.areas:  # every block file there, whole
+            with open(Path(df.target) / blk, "wb") as fh:
+                fh.truncate(size)
+        read(run_here, df)
+        assert df.missing_bytes() == 0
+        refuse_short(df, 1 << 20)  # nothing more to write: a full target is no reason

@@ -17,6 +17,7 @@ from assay.runners import LocalRunner
 from assay.scenario.models import IntegritySpec
 from assay.thresholds.evaluate import integrity_result
 from assay.thresholds.grammar import parse
+from tests.realfs import Machine, machine, needs_root  # noqa: F401
 
 BLOCKS = (1 << 20) // 8192
 
@@ -231,3 +232,21 @@ def test_verify_later_shows_the_bytes_every_host_has_read_as_one_figure() -> Non
                                meter)
     assert done["status"] == "completed" and meter.read == 500  # 250 on each host
     assert len(shown) == 1 and shown[0][1] == 1000  # the first report; the rest within 1 s
+
+
+@needs_root
+def test_a_host_whose_target_fills_is_named_with_why(
+        tmp_path: Path, machine: Machine) -> None:  # noqa: F811
+    """A full filesystem under the blocks (the space check before any IO counts them, but
+    another writer may fill it): the host's agent says why (a short write is an error, not
+    blocks journaled that the device did not take), and the run names the host and why."""
+    import pytest
+
+    s, g = session(tmp_path, ["a", "b"])
+    g.plan.cluster.hosts["b"].host.path = str(machine.tmpfs("512k"))  # 1 MiB of blocks
+    try:
+        with pytest.raises(OSError, match=r"b: the integrity blocks could not be written: "
+                                          r"prefill: (a short write|No space left)"):
+            s.prefill()
+    finally:
+        s.end()

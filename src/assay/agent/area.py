@@ -37,7 +37,9 @@ class FileDevice:
         return os.preadv(self.fd, [mv], pos)
 
     def write(self, mv: memoryview, pos: int) -> None:
-        os.pwrite(self.fd, mv, pos)
+        n = os.pwrite(self.fd, mv, pos)
+        if n != len(mv):  # a full device: blocks left unwritten must not be journaled
+            raise OSError(errno.ENOSPC, f"a short write ({n} of {len(mv)} bytes at {pos})")
 
     def sync(self) -> None:
         os.fsync(self.fd)
@@ -126,7 +128,8 @@ def read_blocks(fd: int | Device, mv: memoryview, n: int, bs: int, pos: int) -> 
     read (a truncated file) leaves zeros: those blocks are lost, not unreadable."""
     dev = FileDevice(fd) if isinstance(fd, int) else fd
     try:
-        got = dev.readinto(mv[:n * bs], pos)
+        with mv[:n * bs] as part:  # released even on an error: the caller frees `mv`
+            got = dev.readinto(part, pos)
         if got < n * bs:
             mv[got:n * bs] = bytes(n * bs - got)
         return set()
@@ -136,7 +139,8 @@ def read_blocks(fd: int | Device, mv: memoryview, n: int, bs: int, pos: int) -> 
     bad = set()
     for i in range(n):  # locate the unreadable blocks
         try:
-            dev.readinto(mv[i * bs:(i + 1) * bs], pos + i * bs)
+            with mv[i * bs:(i + 1) * bs] as part:
+                dev.readinto(part, pos + i * bs)
         except OSError:
             bad.add(i)
     return bad

@@ -51,7 +51,8 @@ class Writer:
                 for i in range(n):
                     fill(mv, i * a.block, a.block, (first + i) * a.block, FIRST_GENERATION,
                          a.writer)
-                dev.write(mv[:n * a.block], first * a.block)
+                with mv[:n * a.block] as part:  # released on ENOSPC too: `buf` closes
+                    dev.write(part, first * a.block)
             dev.sync()
         finally:
             mv.release()

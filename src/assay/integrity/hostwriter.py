@@ -5,6 +5,7 @@ A host that is lost, or whose command ended, answers "not verified" with the rea
 
 from __future__ import annotations
 
+import contextlib
 import json
 import queue
 import subprocess
@@ -102,9 +103,13 @@ class HostWriter:
         if lost is not None:
             return f"the host was lost ({lost.get('reason', 'no answer')})"
         if self.ended.is_set():
+            if self.error:
+                return self.error
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(5)  # its output ended: so does it, and its stderr says why
             err = self.proc.stderr.read().decode(errors="replace").strip() \
                 if self.proc.stderr and self.proc.poll() is not None else ""
-            return self.error or f"the integrity command ended ({err.splitlines()[-1:] or '?'})"
+            return f"the integrity command ended ({(err.splitlines() or ['?'])[-1]})"
         return ""
 
     def order(self, name: str) -> bool:

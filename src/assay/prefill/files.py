@@ -22,9 +22,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.agent.area import SUBDIR
 from assay.exitcodes import UserError
+from assay.integrity.check import writing
+from assay.integrity.session import settings
 from assay.plan import PREFILL_JOB, Plan
 from assay.plan.model import PREFILL_PREFIX
+from assay.platforms.rbdjobs import on_rbd
 from assay.platforms.safety import MANIFEST
 from assay.runners.base import CommandResult
 from assay.scenario.units import format_size
@@ -59,6 +63,8 @@ class DataFiles:
     books: dict[str, dict[str, Any]] = field(default_factory=dict)  # manifest per directory
     old: set[str] = field(default_factory=set)  # directories an older assay marked
     sizes: dict[str, int] = field(default_factory=dict)  # what exists there now
+    # integrity mode's block files (integrity_areas): written whole every run, room counted
+    areas: list[tuple[str, int]] = field(default_factory=list)
 
     @property
     def kept(self) -> bool:
@@ -99,9 +105,11 @@ class DataFiles:
             and e.get("data") == self.hashes[name] and self.whole(name)
 
     def missing_bytes(self) -> int:
-        """What the files still need on the target (a whole file needs nothing more)."""
+        """What the files and integrity blocks still need on the target (a whole file needs
+        nothing more)."""
         return sum(0 if self.whole(n) else s - min(s, self.sizes.get(n, 0))
-                   for n, s in self.files)
+                   for n, s in self.files) + \
+            sum(s - min(s, self.sizes.get(p, 0)) for p, s in self.areas)
 
     def note(self, names: Sequence[str], prefilled: bool) -> None:
         """`names` as written whole (or, not `prefilled`, about to be: not to be reused)."""
@@ -126,7 +134,7 @@ def data_files(plan: Plan, host: str, target: str, device: bool = False) -> Data
     """`host`'s files as its prefill job file writes them, under `target`."""
     files = list(plan.cluster.hosts[host].files) if plan.cluster else list(plan.files)
     df = DataFiles(host, target, files, {}, {}, plan.cluster is not None,
-                   device or target.startswith("/dev/"))
+                   device or target.startswith("/dev/"), areas=integrity_areas(plan, host))
     text, sets = plan.jobfiles[host][PREFILL_JOB], plan.file_sets
     for name, size in files:
         directory, key = df.where(name)
@@ -135,6 +143,19 @@ def data_files(plan: Plan, host: str, target: str, device: bool = False) -> Data
         df.ends[name] = [(name, size)] if count == 1 else \
             [(name.replace("$filenum", str(i)), size // count) for i in (0, count - 1)]
     return df
+
+
+def integrity_areas(plan: Plan, host: str) -> list[tuple[str, int]]:
+    """Integrity mode's block files on `host`, relative to its target, as the writers name
+    them (integrity/session.py here, integrity/hosts.py on a host); none in RBD images."""
+    if on_rbd(plan.scenario.target):
+        return []
+    spec, chosen = settings(plan.resolved, writing(plan.streams))
+    size = spec.size // spec.block * spec.block
+    if plan.cluster is None:
+        return [(f"{SUBDIR}/{w}.blk", size) for w in chosen]
+    placed = plan.cluster.hosts[host].instances
+    return [(f"{SUBDIR}/{host}.{w}.blk", size) for w in chosen if placed.get(w)]
 
 
 def content_hash(jobfile: str, name: str, instance: str = "") -> str:
@@ -155,7 +176,8 @@ def read(run: Run, df: DataFiles) -> None:
     if not df.kept or not df.files:
         return
     dirs = df.directories()
-    paths = [] if df.device else [p for n, _ in df.files for p, _ in df.ends[n]]
+    paths = [] if df.device else [p for n, _ in df.files for p, _ in df.ends[n]] + \
+        [p for p, _ in df.areas]
     r = run(["sh", "-c", STATE, "assay-files", df.target, str(len(dirs)), *dirs, *paths])
     if r.returncode != 0:
         raise UserError(f"{df.host}: cannot read what the target {df.target} holds: "
@@ -207,12 +229,14 @@ def refuse_short(df: DataFiles, free: int | None) -> None:
     """Refuse, before any IO, a target that cannot hold the files (a prefill would hit ENOSPC,
     on every host at once)."""
     more = df.missing_bytes()
-    if free is not None and not df.device and more > free - SPACE_MARGIN:
+    if free is not None and not df.device and more > 0 and more > free - SPACE_MARGIN:
         where = f"{df.host}: " if df.nested else ""
-        raise UserError(f"{where}not enough free space at {df.target}: the files need "
+        what = "the files and integrity blocks" if df.areas else "the files"
+        raise UserError(f"{where}not enough free space at {df.target}: {what} need "
                         f"{format_size(more)} more, {format_size(free)} is free (assay keeps "
-                        f"{format_size(SPACE_MARGIN)}). Lower `dataset` or choose a larger "
-                        f"target.")
+                        f"{format_size(SPACE_MARGIN)}). Lower `dataset`"
+                        + (" or `integrity.size`" if df.areas else "")
+                        + " or choose a larger target.")
 
 
 def claim(run: Run, df: DataFiles, free: int | None) -> None:
