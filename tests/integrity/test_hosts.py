@@ -12,6 +12,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from assay.integrity.hosts import HostsSession, merge
 from assay.runners import LocalRunner
 from assay.scenario.models import IntegritySpec
@@ -232,6 +234,8 @@ def test_verify_later_shows_the_bytes_every_host_has_read_as_one_figure() -> Non
                                meter)
     assert done["status"] == "completed" and meter.read == 500  # 250 on each host
     assert len(shown) == 1 and shown[0][1] == 1000  # the first report; the rest within 1 s
+    meter.done()  # the pass ended: the bar ends where it did
+    assert shown[-1] == (500, 1000)
 
 
 @needs_root
@@ -250,3 +254,30 @@ def test_a_host_whose_target_fills_is_named_with_why(
             s.prefill()
     finally:
         s.end()
+
+
+def test_an_agent_that_ended_is_named_by_its_last_stderr_line_and_asking_does_not_wait(
+        tmp_path: Path) -> None:
+    """The command ended without an error row (python3 missing, a crash): the run names the
+    host's last stderr line. `gone` is asked once a second, so it never waits itself."""
+    import subprocess
+
+    from assay.integrity.hostwriter import HostWriter
+
+    class Dies:
+        def agent(self, command: str, args: list[str]) -> subprocess.Popen[bytes]:
+            # its output closes a second before it ends
+            return subprocess.Popen(["sh", "-c", "exec 1>&-; echo starting >&2; "
+                                     "echo 'boom: no python' >&2; sleep 1; exit 3"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    g = SimpleNamespace(runners={"a": Dies()}, lost={})
+    w = HostWriter("a", g, {}, tmp_path / "a.ndjson")  # type: ignore[arg-type]
+    assert w.ended.wait(10)
+    began = time.monotonic()
+    assert w.gone == "the integrity command ended (boom: no python)"
+    assert time.monotonic() - began < 0.1
+    with pytest.raises(OSError, match=r"a: the integrity blocks could not be written: "
+                                      r"the integrity command ended \(boom: no python\)"):
+        w.wait_ready()
+    w.end()

@@ -7,12 +7,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from assay.cli.common import find_run
 from assay.hosts import inventory as inv
+from assay.integrity.offline import verify_run
 from assay.platforms.labcluster import Cluster
 from assay.results.rundir import read_ndjson
 from assay.runners.ssh import SshRunner
@@ -95,6 +98,12 @@ def test_every_host_writes_and_verifies_its_blocks_and_loses_none(
     assert doc["status"] == "passed" and doc["pass"]["checked"] == 3 * BLOCKS
     assert {h: r["checked"] for h, r in doc["pass"]["hosts"].items()} == \
         {"n1": BLOCKS, "n2": BLOCKS, "n3": BLOCKS}
+    # the bar adds what each host's agent says it has read, over SSH, up to all of it
+    shown: list[tuple[int, int]] = []
+    path, record = find_run(str(run_dir), None)
+    doc = verify_run(path, record, threading.Event(), lambda *seen: shown.append(seen),
+                     hosts=inv.load(cluster.inventory))
+    assert doc["status"] == "passed" and shown[-1] == (3 * BLOCKS * 8192, 3 * BLOCKS * 8192)
     # a block damaged on n3 since the run: found there, by n3's agent
     n3 = {h.name: h for h in inv.load(cluster.inventory)}["n3"]
     with SshRunner(n3, tmp_path / "flip") as host:

@@ -20,6 +20,12 @@ OFFSETS_KEPT = 100  # per kind of problem and file, the first ones
 RBD = "rbd:"  # an area's path that names an RBD image
 
 
+def block_file(workload: str, host: str | None = None) -> str:
+    """A workload's block file, relative to the target. On a host it is named by the host too:
+    hosts may share a directory (one NFS export)."""
+    return f"{SUBDIR}/{workload}.blk" if host is None else f"{SUBDIR}/{host}.{workload}.blk"
+
+
 class Device(Protocol):
     """Where blocks are read and written: a file here, or an RBD image (rbdarea.py)."""
 

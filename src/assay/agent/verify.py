@@ -3,10 +3,10 @@ journal its writers left, which the controller sends (`assay verify RUN --hosts`
 
 SPEC_FILE, in the run's remote directory, is a JSON object: {"areas": [{"workload", "path",
 "block", "blocks", "writer"}, ...], "direct", "gens": {workload: its journal's generations,
-zlib and base64}}. Rows: {"pid"} first, {"progress": bytes read} at most once a second, then
-{"pass": record}, or {"error"} when an area cannot be checked (its file gone, or rewritten by a
-later run). SIGTERM or stdin closing stops the pass: its record says interrupted, with what it
-had counted.
+zlib and base64}}. Rows: {"pid"} first, {"progress": bytes read} at most once a second and
+once at the end, then {"pass": record}, or {"error"} when an area cannot be checked (its file
+gone, or rewritten by a later run). SIGTERM or stdin closing stops the pass: its record says
+interrupted, with what it had counted.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ def main(argv: list[str]) -> int:
 
     record = run_pass(areas, gens, bool(spec.get("direct", True)), LABEL, stop=stop,
                       progress=progress)
+    emit({"progress": done[0]})  # all it read: the controller's bar ends where the pass did
     emit({"pass": record})
     leave(0)
     return 0

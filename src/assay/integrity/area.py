@@ -10,10 +10,11 @@ from assay.agent.area import (
                               Device,
                               FileDevice,
                               aligned,
+                              block_file,
                               open_file,
                               read_blocks,
                               writer_id,
 )
 
 __all__ = ["AHEAD", "CHUNK", "OFFSETS_KEPT", "RBD", "SUBDIR", "Area", "Device", "FileDevice",
-           "aligned", "open_file", "read_blocks", "writer_id"]
+           "aligned", "block_file", "open_file", "read_blocks", "writer_id"]

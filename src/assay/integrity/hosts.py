@@ -15,7 +15,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from assay.agent.area import RBD, SUBDIR, writer_id
+from assay.agent.area import RBD, block_file, writer_id
 from assay.agent.block import PROBLEMS, State
 from assay.agent.integrity import unpack
 from assay.agent.journal import digest_of
@@ -93,7 +93,6 @@ class HostsSession:
         assert self.group.plan.cluster is not None
         root = self.group.plan.cluster.hosts[host].host.path
         blocks = self.spec.size // self.spec.block
-        # named by host too: hosts may share a directory (one NFS export)
         return {"areas": [{"workload": w, "path": self._where(host, w, root),
                            "block": self.spec.block, "blocks": blocks,
                            "writer": writer_id(f"{self.run_id}/{host}", w)}
@@ -105,7 +104,7 @@ class HostsSession:
 
     def _where(self, host: str, workload: str, root: str | None) -> str:
         if self.ceph is None:
-            return f"{root}/{SUBDIR}/{host}.{workload}.blk"
+            return f"{root}/{block_file(workload, host)}"
         image = rbdjobs.image_name(self.group.plan.name, _instance(host, workload))
         return f"{RBD}{self.ceph.pool}/{image}"
 

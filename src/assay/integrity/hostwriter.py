@@ -63,6 +63,7 @@ class HostWriter:
         self.last: dict[str, Any] = {}  # the newest counts
         self.stopped: dict[str, Any] = {}
         self.journals: dict[str, dict[str, str]] = {}
+        self.last_words = ""  # an ended command's last stderr line
         self.passes: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.ready = threading.Event()
         self.ended = threading.Event()
@@ -92,6 +93,7 @@ class HostWriter:
                     if "acknowledged" in row:
                         self.last = row
         finally:
+            self.last_words = self._last_words()
             self.ended.set()
             self.ready.set()
             self.passes.put(None)  # a pass awaited now will not come
@@ -103,14 +105,17 @@ class HostWriter:
         if lost is not None:
             return f"the host was lost ({lost.get('reason', 'no answer')})"
         if self.ended.is_set():
-            if self.error:
-                return self.error
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(5)  # its output ended: so does it, and its stderr says why
-            err = self.proc.stderr.read().decode(errors="replace").strip() \
-                if self.proc.stderr and self.proc.poll() is not None else ""
-            return f"the integrity command ended ({(err.splitlines() or ['?'])[-1]})"
+            return self.error or f"the integrity command ended ({self.last_words or '?'})"
         return ""
+
+    def _last_words(self) -> str:
+        """The ended command's last stderr line (its output ended: so does it, soon)."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(5)
+        if self.proc.stderr is None or self.proc.poll() is None:
+            return ""
+        lines = self.proc.stderr.read().decode(errors="replace").strip().splitlines()
+        return lines[-1] if lines else ""
 
     def order(self, name: str) -> bool:
         """Send an order (a signal, agent/integrity.py ORDERS); whether it was delivered."""

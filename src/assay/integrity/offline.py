@@ -102,6 +102,12 @@ class Meter:
             self._shown = now
             self.show(self.read, self.total)
 
+    def done(self) -> None:
+        """The pass ended: what it read in all, shown once more (a pass under a second too)."""
+        with self._lock:
+            if self.show is not None and self.read:
+                self.show(self.read, self.total)
+
 
 def verify_run(run_dir: Path, record: RunRecord, stop: threading.Event,
                progress: Callable[[int, int], None] | None = None,
@@ -133,6 +139,7 @@ def verify_run(run_dir: Path, record: RunRecord, stop: threading.Event,
                            "started": time.time(), "status": "running", "files": files}
     _write(run_dir, doc)
     result = one_pass()
+    meter.done()
     if result["status"] != "completed" and stop.is_set():  # on a cluster: some hosts' too
         result["status"], result["reason"] = "interrupted", "interrupted by the user"
     problems = sum(int(result[p.value]) for p in PROBLEMS)

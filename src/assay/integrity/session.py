@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any, Protocol
 
-from assay.integrity.area import SUBDIR, Area, writer_id
+from assay.integrity.area import Area, block_file, writer_id
 from assay.integrity.block import PROBLEMS
 from assay.integrity.fiojobs import HeadedFile
 from assay.integrity.journal import Journal
@@ -54,7 +54,7 @@ class Session:
         self.journal_dir = run_dir / JOURNAL_DIR
         self.direct = direct
         blocks = spec.size // spec.block
-        self.areas = [Area(w, target / SUBDIR / f"{w}.blk", spec.block, blocks,
+        self.areas = [Area(w, target / block_file(w), spec.block, blocks,
                            writer_id(run_id, w)) for w in workloads]
         self.writers: dict[str, Writer] = {}
         # the workloads' own files, written with fio's verify headers (fiojobs.py), and what

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.agent.area import SUBDIR
+from assay.agent.area import block_file
 from assay.exitcodes import UserError
 from assay.integrity.check import writing
 from assay.integrity.session import settings
@@ -147,15 +147,15 @@ def data_files(plan: Plan, host: str, target: str, device: bool = False) -> Data
 
 def integrity_areas(plan: Plan, host: str) -> list[tuple[str, int]]:
     """Integrity mode's block files on `host`, relative to its target, as the writers name
-    them (integrity/session.py here, integrity/hosts.py on a host); none in RBD images."""
+    them (agent/area.py block_file); none in RBD images."""
     if on_rbd(plan.scenario.target):
         return []
     spec, chosen = settings(plan.resolved, writing(plan.streams))
     size = spec.size // spec.block * spec.block
     if plan.cluster is None:
-        return [(f"{SUBDIR}/{w}.blk", size) for w in chosen]
+        return [(block_file(w), size) for w in chosen]
     placed = plan.cluster.hosts[host].instances
-    return [(f"{SUBDIR}/{host}.{w}.blk", size) for w in chosen if placed.get(w)]
+    return [(block_file(w, host), size) for w in chosen if placed.get(w)]
 
 
 def content_hash(jobfile: str, name: str, instance: str = "") -> str:

@@ -39,12 +39,12 @@ class LiveVerdict:
         self.thresholds = [t for t in thresholds if not t.phase and t.metric != "recovery"
                            and not t.host]
         self.components = list(components)
-        self.acc = {c.name: Accumulator(c, start, end) for c in components}
-        # each second's statistics: of the components a threshold grades, with percentiles
-        # where one reads them
+        # running statistics of the components a threshold grades, with percentiles where
+        # one reads them: the rest cost nothing each second
+        graded = [c for c in components if any(matches(t, c) for t in self.thresholds)]
+        self.acc = {c.name: Accumulator(c, start, end) for c in graded}
         self.percentiles = {c.name: any(t.metric in PERCENTILE_METRICS for t in self.thresholds
-                                        if matches(t, c))
-                            for c in components if any(matches(t, c) for t in self.thresholds)}
+                                        if matches(t, c)) for c in graded}
         self.results: list[Result] = []
 
     def add(self, samples: Sequence[dict[str, Any]]) -> None:
@@ -52,7 +52,7 @@ class LiveVerdict:
         counted = [s for s in samples if s["c"] in self.acc and self.acc[s["c"]].add(s)]
         if counted and self.thresholds:
             stats = {n: a.stats(self.percentiles[n]) for n, a in self.acc.items()
-                     if n in self.percentiles and (a.ios or a.seconds)}
+                     if a.ios or a.seconds}
             graded = [c for c in self.components if c.name in stats]
             self.results = evaluate([t for t in self.thresholds if _graded(t, graded)],
                                     graded, stats) if graded else []
