@@ -158,8 +158,6 @@ def test_verify_later_checks_each_hosts_blocks_there_against_its_journal(
     agent checks its own blocks again, against the journal the run brought back."""
     import threading
 
-    import pytest
-
     from assay.exitcodes import UserError
     from assay.hosts.inventory import Host
     from assay.integrity import hostverify
@@ -244,8 +242,6 @@ def test_a_host_whose_target_fills_is_named_with_why(
     """A full filesystem under the blocks (the space check before any IO counts them, but
     another writer may fill it): the host's agent says why (a short write is an error, not
     blocks journaled that the device did not take), and the run names the host and why."""
-    import pytest
-
     s, g = session(tmp_path, ["a", "b"])
     g.plan.cluster.hosts["b"].host.path = str(machine.tmpfs("512k"))  # 1 MiB of blocks
     try:
