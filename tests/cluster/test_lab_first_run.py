@@ -92,6 +92,14 @@ def test_the_readme_path_runs_oltp_cluster_with_io_on_every_host(lab, tmp_path: 
     _, rec = record(r)
     assert set(rec["cluster"]["graded"]) == {"n1", "n2", "n3"}
     assert all(g["ios"] > 0 for g in rec["cluster"]["graded"].values())
+    # `assay plan --lab` plans what `run --lab` runs: the lab's hosts, each at its path
+    by_lab = assay(env, "plan", "oltp-cluster", "--lab", c.name, "--no-check")
+    assert by_lab.returncode == 0, by_lab.stderr
+    assert by_lab.stdout == assay(env, "plan", "oltp-cluster", "--hosts", c.inventory,
+                                  "--no-check").stdout
+    assert all(f"in {h.path}" in by_lab.stdout for h in c.hosts), by_lab.stdout
+    r = assay(env, "plan", "oltp-cluster", "--lab", c.name, "--hosts", c.inventory)
+    assert r.returncode == 2 and "leave out --hosts" in r.stderr
     # an unknown lab lists the labs there are, the cluster among them
     r = assay(env, "run", "oltp-cluster", "--lab", "no-such-lab")
     assert r.returncode == 2 and c.name in r.stderr and "labs: none" not in r.stderr

@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 
 from assay.cli.common import duration_value, scenario_error
+from assay.cli.placement import Placement
 from assay.cli.plan_hosts import participants
 from assay.cli.run import planned
 from assay.console import make_console
@@ -124,26 +125,30 @@ def _plan_here(plan_on: Callable[[list[inventory.Host] | None], Plan]) -> Plan:
                                                      path_type=Path),
               help="Ansible inventory: place the workloads on its hosts and show each host's "
                    "job files (no host is contacted).")
+@click.option("--lab", "lab_name", help="Plan for lab NAME as `assay run --lab` runs on it: a "
+              "lab platform's target, or a lab cluster's hosts.")
 @click.option("--json", "json_mode", is_flag=True, help="Print the plan as JSON.")
 @click.option("--fio", "fio_only", is_flag=True,
               help="Print only the job file a run writes (hosts/local/run.fio, or the first "
                    "host's with --hosts), byte for byte.")
 @click.option("--no-check", is_flag=True, help="Skip `fio --parse-only` (no fio needed).")
 def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple[str, ...],
-            cache: str | None, ftt: int | None, hosts_file: Path | None, json_mode: bool,
-            fio_only: bool, no_check: bool) -> None:
+            cache: str | None, ftt: int | None, hosts_file: Path | None, lab_name: str | None,
+            json_mode: bool, fio_only: bool, no_check: bool) -> None:
     """Validate SCENARIO and print what a run would do, without doing any IO.
 
     The job files shown are the ones a run stores in its directory, byte for byte; they read
     the target directory and O_DIRECT from ${ASSAY_TARGET} and ${ASSAY_DIRECT}.
     """
+    placement = Placement.read(hosts_file, lab_name, None, False)
+
     def plan_on(hosts: list[inventory.Host] | None) -> Plan:
         return planned(scenario, sets, duration_value(duration),
-                       duration_value(warmup, "--warmup", allow_zero=True), cache=cache,
-                       ftt=ftt, hosts=hosts)
+                       duration_value(warmup, "--warmup", allow_zero=True), placement.target,
+                       cache=cache, ftt=ftt, hosts=hosts)
 
     try:
-        plan = plan_on(inventory.load(hosts_file)) if hosts_file else _plan_here(plan_on)
+        plan = plan_on(placement.hosts) if placement.hosts else _plan_here(plan_on)
     except ScenarioInvalid as e:
         raise scenario_error(e) from None
     first = plan.hosts[0]
