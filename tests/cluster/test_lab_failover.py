@@ -116,6 +116,8 @@ def test_a_recovered_host_rejoins_the_load_and_the_target_steps_back_up(
     assert steps and "n3 rejoined the load" in steps[0]["output"], steps
     shown = assay("show", str(run_dir)).stdout
     assert "returned: db@n3.0 rejoined on its host" in shown, shown
+    assert "3 hosts, 3 active at the end" in shown  # n3 is back in the load
+    assert f"lost at {c['lost']['n3']['t']}s, back at {back['first_io_s']}s" in shown, shown
     print(f"rejoin: back at {back['restart_s']}s; read IO/s {between:.0f} -> {after:.0f}")
 
 

@@ -45,6 +45,34 @@ def test_the_summary_shows_the_cluster_then_each_host(tmp_path: Path) -> None:
     assert "reason: n1: db.data.read.lat_p99 < 0.1ms; n2:" in text
 
 
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+def test_a_host_back_in_the_load_is_active_at_the_end_and_says_since_when(
+        tmp_path: Path, open_report: Any) -> None:  # noqa: F811
+    """host_recover: the lost host's instances did IO again. It counts as active at the end,
+    and its line says when it came back; one lost again after its return does not."""
+    run_dir = cluster_run(tmp_path)
+    rec = json.loads((run_dir / "run.json").read_text())
+    lost_at = rec["cluster"]["lost"]["n3"]["t"]
+    rejoin = {"kind": "rejoin", "host": "n3", "from": "n3", "instances": ["db@n3.0"],
+              "lost_at_s": lost_at, "restart_s": 5.5, "first_io_s": 6.0, "gap_s": 2.0,
+              "ios": 900, "exit": 0, "stopped": False, "host_lost_s": None}
+    for again, active, state in ((None, 3, f"lost at {lost_at}s, back at 6.0s"),
+                                 (7.5, 2, f"lost at {lost_at}s")):
+        rec["cluster"]["failover"] = [{**rejoin, "host_lost_s": again}]
+        (run_dir / "run.json").write_text(json.dumps(rec))
+        buf = io.StringIO()
+        print_summary(Console(file=buf, width=160), read_record(run_dir), run_dir)
+        text = buf.getvalue()
+        assert f"Cluster: 3 hosts, {active} active at the end" in text
+        [n3] = [ln for ln in text.splitlines() if "│ n3 " in ln]
+        assert f"│ {state} " in n3, n3
+    rec["cluster"]["failover"] = [rejoin]
+    (run_dir / "run.json").write_text(json.dumps(rec))
+    page = open_report(write_report(run_dir)).page
+    assert "3 hosts, 3 active at the end" in page.inner_text("#cluster")
+    page.click("#per-host summary")
+    assert f"lost at {lost_at} s, back at 6 s" in page.inner_text("#per-host table")
+
 
 def test_each_host_shows_how_late_it_started_and_the_summary_their_spread(
         tmp_path: Path) -> None:

@@ -24,6 +24,28 @@ def cluster_of(run: RunRecord) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def returned(c: dict[str, Any]) -> dict[str, float]:
+    """The hosts back in the load at the end (host_recover: their instances did IO again and
+    the host was not lost again), with the time of their first IO back."""
+    return {r["host"]: float(r["first_io_s"]) for r in c.get("failover") or []
+            if r.get("kind") == "rejoin" and r.get("first_io_s") is not None
+            and r.get("host_lost_s") is None}
+
+
+def active(c: dict[str, Any]) -> int:
+    """The hosts in the load at the end: never lost, or back."""
+    hosts, back = c.get("hosts") or {}, returned(c)
+    return sum(1 for h in hosts if h not in (c.get("lost") or {}) or h in back)
+
+
+def state(r: dict[str, Any]) -> str:
+    """A host's line's state: active, lost, or lost and back."""
+    if not r["lost"]:
+        return "active"
+    return f"lost at {r['lost']['t']}s" + \
+        (f", back at {r['back_s']}s" if r.get("back_s") is not None else "")
+
+
 def host_rows(run: RunRecord) -> list[dict[str, Any]]:
     """One row per host: IO/s over its components, worst p99, how late it started after the
     run's instant (the summary's start skew is the spread of these), lost, its verdict."""
@@ -31,6 +53,7 @@ def host_rows(run: RunRecord) -> list[dict[str, Any]]:
     window = (run.measured_window_s or [0.0, 0.0])
     seconds = max(float(window[1]) - float(window[0]), 1e-9)
     rows = []
+    back = returned(c)
     for host, facts in (c.get("hosts") or {}).items():
         graded = (c.get("graded") or {}).get(host) or {}
         stats = graded.get("stats") or {}
@@ -44,7 +67,8 @@ def host_rows(run: RunRecord) -> list[dict[str, Any]]:
                                                for s in stats.values()),
                      "ios": graded.get("ios"), "p99_ms": max(p99) if p99 else None,
                      "due_p99_ms": max((d for d in due if d is not None), default=None),
-                     "late_ms": late, "lost": lost, "passed": graded.get("passed", True),
+                     "late_ms": late, "lost": lost, "back_s": back.get(host) if lost else None,
+                     "passed": graded.get("passed", True),
                      # a host with no threshold of its own has no verdict of its own
                      "graded": bool(graded.get("thresholds")) or not graded.get("passed", True),
                      "failed": failed, "fio": facts.get("fio"), "seconds": seconds})
@@ -58,7 +82,7 @@ def cluster_data(run: RunRecord) -> dict[str, Any] | None:
         return None
     hosts = c.get("hosts") or {}
     lost = c.get("lost") or {}
-    return {"hosts": len(hosts), "active": len(hosts) - len(lost),
+    return {"hosts": len(hosts), "active": active(c),
             "worst_skew_ms": c.get("worst_skew_ms"), "thresholds": c.get("thresholds") or [],
             "lost": lost, "restarts": restarts(c), "rows": host_rows(run)}
 
@@ -135,7 +159,7 @@ def print_cluster(console: Console, run: RunRecord, per_host: bool = True) -> No
     hosts = c.get("hosts") or {}
     lost = c.get("lost") or {}
     worst = c.get("worst_skew_ms")
-    line = f"Cluster: {len(hosts)} hosts, {len(hosts) - len(lost)} active at the end"
+    line = f"Cluster: {len(hosts)} hosts, {active(c)} active at the end"
     if worst is not None:
         line += f"; start skew worst {worst:.1f} ms"
     console.print(line)
@@ -175,7 +199,7 @@ def print_cluster(console: Console, run: RunRecord, per_host: bool = True) -> No
                   f"{r['iops']:,.1f}", format_latency_ms(r["p99_ms"]),
                   *((format_latency_ms(r["due_p99_ms"]),) if due else ()),
                   "-" if r["late_ms"] is None else f"{r['late_ms']:+.1f} ms",
-                  f"lost at {r['lost']['t']}s" if r["lost"] else "active",
+                  state(r),
                   "; ".join(f"{f['expr']}" + (f" ({f['note']})" if f.get("note") else "")
                             for f in r["failed"]))
     console.print(t)

@@ -228,7 +228,7 @@
     c.rows.forEach(function (r) {
       row(body, [r.graded === false ? el("span", "muted", "–") : mark(r.passed), r.host, num(r.iops, 1), C.fmtMs(r.p99_ms)].concat(due ? [C.fmtMs(r.due_p99_ms)] : []).concat([
         r.late_ms === null || r.late_ms === undefined ? "–" : (r.late_ms < 0 ? "" : "+") + num(r.late_ms, 1) + " ms",
-        r.lost ? "lost at " + r.lost.t + " s" : "active",
+        r.lost ? "lost at " + r.lost.t + " s" + (r.back_s === null || r.back_s === undefined ? "" : ", back at " + r.back_s + " s") : "active",
         r.failed.map(function (f) { return f.expr + (f.note ? " (" + f.note + ")" : ""); }).join("; ")]), nh);
     });
   }
