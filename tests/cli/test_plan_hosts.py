@@ -62,3 +62,16 @@ def test_the_text_shows_each_hosts_participants_under_it(tmp_path: Path) -> None
     n2 = lines.index(next(ln for ln in lines if ln.startswith("n2 ")))
     assert lines[n2 + 1].startswith("fio: ") and "/srv/b" in lines[n2 + 1]
     assert any(ln.startswith("blkio throttle: group assay/<run>.n2") for ln in lines[n2:])
+
+
+def test_a_database_only_host_says_the_databases_carry_the_load(tmp_path: Path) -> None:
+    (tmp_path / "s.yaml").write_text("name: pg\nworkloads:\n  pg: {kind: postgres, rate: 50, "
+                                     "hosts: all}\ntimeline: {duration: 30s}\n")
+    (tmp_path / "inv.ini").write_text("n1 assay_path=/srv/a\n")
+    r = CliRunner().invoke(command, [str(tmp_path / "s.yaml"), "--hosts",
+                                     str(tmp_path / "inv.ini"), "--no-check"])
+    assert r.exit_code == 0, r.output
+    assert "dataset: no fio file (a database loads its own)" in r.output
+    lines = [ln.strip() for ln in r.output.split("hosts: 1")[1].splitlines()]
+    assert lines[2] == "fio: no job: the databases carry the load"
+    assert lines[3].startswith("due-time reader: none") and "PostgreSQL + pgbench: pg x1" in lines

@@ -185,7 +185,8 @@ def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple
                 when += f", every {format_duration(step.every)}"
                 when += f" x{step.count}" if step.count else " until the end"
             con.print(f"  step {i + 1}: {step.action} {when}")
-        con.print(f"dataset: {format_size(plan.dataset_bytes)} in {plan.file_count} files")
+        con.print(f"dataset: {format_size(plan.dataset_bytes)} in {plan.file_count} files"
+                  if plan.file_count else "dataset: no fio file (a database loads its own)")
         on_hosts = plan.cluster is not None
         con.print(f"integrity: {integrity_line(plan.resolved, plan.streams, on_hosts)}")
         con.print("streams:")

@@ -23,7 +23,8 @@ def participants(plan: Plan, host: str) -> list[dict[str, str]]:
     out = [{"name": "fio", "detail": f"{len(sections)} jobs in {RUN_JOB}, "
                                      f"{len(hp.files)} files "
                                      f"({format_size(sum(s for _, s in hp.files))}) prefilled "
-                                     f"from {PREFILL_JOB}, in {hp.host.target}"}]
+                                     f"from {PREFILL_JOB}, in {hp.host.target}" if sections
+            else "no job: the databases carry the load"}]
     logged = sum(1 for ln in run.splitlines() if ln.startswith("write_iolog="))
     if logged or plan.intended_note:
         out.append({"name": "due-time reader",
