@@ -45,6 +45,23 @@ def test_the_summary_shows_the_cluster_then_each_host(tmp_path: Path) -> None:
     assert "reason: n1: db.data.read.lat_p99 < 0.1ms; n2:" in text
 
 
+def test_a_hosts_rate_counts_its_load_not_the_views_of_a_databases_transactions(
+        tmp_path: Path) -> None:
+    """A database's failures, schedule lag and transaction types are views of its commits:
+    a host's IO/s adds fio's IOs and the commits, its worst p99 is of those."""
+    run_dir = cluster_run(tmp_path)
+    rec = json.loads((run_dir / "run.json").read_text())
+    fio = sum(s["iops"] for s in rec["cluster"]["graded"]["n1"]["stats"].values())
+    worst = max(s["lat_p99_ms"] for s in rec["cluster"]["graded"]["n1"]["stats"].values())
+    for name, p99 in (("pg.tx.commit", worst / 2), ("pg.tx.failed", None),
+                      ("pg.tx.lag", worst * 10), ("pg.new_order.commit", worst * 5)):
+        rec["components"][name] = {"target_iops": None, "jobs": 0}
+        rec["cluster"]["graded"]["n1"]["stats"][name] = {"iops": 100.0, "lat_p99_ms": p99}
+    (run_dir / "run.json").write_text(json.dumps(rec))
+    [n1] = [r for r in host_rows(read_record(run_dir)) if r["host"] == "n1"]
+    assert n1["iops"] == pytest.approx(fio + 100.0) and n1["p99_ms"] == worst
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 def test_a_host_back_in_the_load_is_active_at_the_end_and_says_since_when(
         tmp_path: Path, open_report: Any) -> None:  # noqa: F811

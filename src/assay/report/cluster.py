@@ -46,9 +46,18 @@ def state(r: dict[str, Any]) -> str:
         (f", back at {r['back_s']}s" if r.get("back_s") is not None else "")
 
 
+def counted(run: RunRecord, component: str) -> bool:
+    """Whether a component's rate is the host's load: fio's IOs, or a database's committed
+    transactions; not the views of those (a database's failures, schedule lag, each
+    transaction type)."""
+    plan = run.components.get(component)
+    return plan is None or plan.jobs > 0 or component.endswith(".tx.commit")
+
+
 def host_rows(run: RunRecord) -> list[dict[str, Any]]:
-    """One row per host: IO/s over its components, worst p99, how late it started after the
-    run's instant (the summary's start skew is the spread of these), lost, its verdict."""
+    """One row per host: IO/s over its load's components (`counted`), their worst p99, how
+    late it started after the run's instant (the summary's start skew is the spread of
+    these), lost, its verdict."""
     c = cluster_of(run) or {}
     window = (run.measured_window_s or [0.0, 0.0])
     seconds = max(float(window[1]) - float(window[0]), 1e-9)
@@ -56,7 +65,7 @@ def host_rows(run: RunRecord) -> list[dict[str, Any]]:
     back = returned(c)
     for host, facts in (c.get("hosts") or {}).items():
         graded = (c.get("graded") or {}).get(host) or {}
-        stats = graded.get("stats") or {}
+        stats = {n: s for n, s in (graded.get("stats") or {}).items() if counted(run, n)}
         p99 = [s.get("lat_p99_ms") for s in stats.values() if s.get("lat_p99_ms") is not None]
         due = [s["intended"].get("lat_intended_p99_ms") for s in stats.values()
                if isinstance(s.get("intended"), dict)]  # latency from the due time
