@@ -1,6 +1,7 @@
 """Latency from the due time while the run goes, from the run's `lags` stream as the agents'
 rows come: one host's second is paired at once, a cluster's once every host's lags are in
-(or once a silent host has held it long enough)."""
+(or once a silent host has held it long enough). An update shows the worst second of those
+paired since the last one: a stalled host's burst of seconds cannot hide its stall."""
 
 from __future__ import annotations
 
@@ -63,3 +64,21 @@ def test_a_clusters_second_waits_for_every_hosts_lags(tmp_path: Path) -> None:
     lags(tmp_path, *[{"host": "n1", "t": float(t), "bins": ON_TIME} for t in range(8, 16)])
     due.update()
     assert due.p99_ms["db.read"] == p99_ms(SERVICE, ON_TIME) < 5  # second 15 - 10 = 5
+
+
+def test_a_burst_of_seconds_shows_its_worst_not_its_newest(tmp_path: Path) -> None:
+    """A stalled host catches up in a burst (seconds 2 to 6 at once, the 3rd late): the
+    figure is the stalled second's, then, at the next update, the next seconds' again."""
+    due = live(tmp_path, range(1, 12))
+    lags(tmp_path, {"host": "local", "t": 1.0, "bins": ON_TIME})
+    due.update()
+    assert due.p99_ms["db.read"] == p99_ms(SERVICE, ON_TIME) < 5
+    lags(tmp_path, *[{"host": "local", "t": float(t), "bins": LATE if t == 3 else ON_TIME}
+                     for t in range(2, 7)])
+    due.update()
+    assert due.p99_ms["db.read"] == p99_ms(SERVICE, LATE) > 400  # not second 6's
+    due.update()  # nothing new: the figure stays
+    assert due.p99_ms["db.read"] == p99_ms(SERVICE, LATE)
+    lags(tmp_path, {"host": "local", "t": 7.0, "bins": ON_TIME})
+    due.update()
+    assert due.p99_ms["db.read"] == p99_ms(SERVICE, ON_TIME) < 5

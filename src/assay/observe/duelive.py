@@ -1,6 +1,8 @@
-"""Latency from the due time while the run goes: the newest second for which both fio's
+"""Latency from the due time while the run goes: the p99 of each second for which both fio's
 latency histogram (the engine's samples) and the issue-log lags (the run directory's `lags`
-stream, metrics/duetime.py) are in, paired the way the final verdict pairs them.
+stream, metrics/duetime.py) are in, paired the way the final verdict pairs them. Each update
+shows the worst of the seconds paired since the one before: a stalled host catches up in a
+burst of seconds, and the second that stalled must not be passed over for a newer one.
 
 The lags of a second are stored once no later IO can fall in it, so this figure trails the
 live one by a second or two. A cluster's hosts send their seconds a little apart, and a host
@@ -32,6 +34,7 @@ class LiveDue:
         self._sealed = 0  # size of lags.blocks when last read: a new block empties the tail
         self._last_t = -1.0
         self._newest: dict[str, float] = {}  # host -> the second of its newest lags
+        self._paired: dict[str, int] = {}  # component -> its newest second paired
         self.p99_ms: dict[str, float] = {}
 
     def samples(self, records: list[dict[str, Any]]) -> None:
@@ -41,7 +44,8 @@ class LiveDue:
                 self._service.setdefault(round(float(r["t"])), {})[r["c"]] = r["bins_json"]
 
     def update(self) -> None:
-        """Read the lags written since the last call; pair the newest complete seconds."""
+        """Read the lags written since the last call; pair the seconds now complete, and
+        show the worst of them."""
         if self.run_dir is None or not self.jobs:
             return
         try:
@@ -53,9 +57,10 @@ class LiveDue:
         self._read_lags(self.run_dir / f"{STREAM}.ndjson")
         ready = max(min(self._newest.values(), default=-1.0), self._last_t - HOST_WAIT_S)
         for c, jobs in self.jobs.items():
-            for sec in sorted(self._service, reverse=True):
+            done, worst = self._paired.get(c, -1), None
+            for sec in sorted(s for s in self._service if done < s <= ready):
                 service, lags = self._service[sec].get(c), self._lags.get(sec, {})
-                if service is None or sec > ready or not all(j in lags for j in jobs):
+                if service is None or not all(j in lags for j in jobs):
                     continue
                 merged: dict[int, int] = {}
                 for j in jobs:
@@ -63,9 +68,11 @@ class LiveDue:
                         merged[k] = merged.get(k, 0) + v
                 bins = {int(k): int(v) for k, v in json.loads(service).items()}
                 p99 = pair(bins, merged).percentiles((99.0,))[99.0]
-                if p99 is not None:
-                    self.p99_ms[c] = p99 / 1e6
-                break
+                self._paired[c] = sec
+                if p99 is not None and (worst is None or p99 > worst):
+                    worst = p99
+            if worst is not None:
+                self.p99_ms[c] = worst / 1e6
         newest = max(self._service, default=0)
         for table in (self._service, self._lags):
             for sec in [s for s in table if s < newest - KEEP_S]:
