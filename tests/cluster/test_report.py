@@ -83,10 +83,17 @@ def test_a_host_back_in_the_load_is_active_at_the_end_and_says_since_when(
         assert f"Cluster: 3 hosts, {active} active at the end" in text
         [n3] = [ln for ln in text.splitlines() if "│ n3 " in ln]
         assert f"│ {state} " in n3, n3
+    # its own series ends at its loss: its thresholds after it are named as not graded
+    skipped = f"db.iops >= 90% target after host_recover (lost at {lost_at}s)"
     rec["cluster"]["failover"] = [rejoin]
+    rec["cluster"]["graded"]["n3"]["not_graded"] = [skipped]
     (run_dir / "run.json").write_text(json.dumps(rec))
+    buf = io.StringIO()
+    print_summary(Console(file=buf, width=200), read_record(run_dir), run_dir)
+    assert f"not graded on n3: {skipped}" in buf.getvalue()
     page = open_report(write_report(run_dir)).page
     assert "3 hosts, 3 active at the end" in page.inner_text("#cluster")
+    assert f"Not graded on n3: {skipped}" in page.inner_text("main")
     page.click("#per-host summary")
     assert f"lost at {lost_at} s, back at 6 s" in page.inner_text("#per-host table")
 

@@ -46,6 +46,13 @@ def state(r: dict[str, Any]) -> str:
         (f", back at {r['back_s']}s" if r.get("back_s") is not None else "")
 
 
+def not_graded(c: dict[str, Any]) -> dict[str, list[str]]:
+    """A lost host's own thresholds on the phases after its loss: its series ends there (a
+    recovered host's instances are graded in the merged series)."""
+    return {h: list(g["not_graded"]) for h, g in (c.get("graded") or {}).items()
+            if g.get("not_graded")}
+
+
 def counted(run: RunRecord, component: str) -> bool:
     """Whether a component's rate is the host's load: fio's IOs, or a database's committed
     transactions; not the views of those (a database's failures, schedule lag, each
@@ -93,7 +100,8 @@ def cluster_data(run: RunRecord) -> dict[str, Any] | None:
     lost = c.get("lost") or {}
     return {"hosts": len(hosts), "active": active(c),
             "worst_skew_ms": c.get("worst_skew_ms"), "thresholds": c.get("thresholds") or [],
-            "lost": lost, "restarts": restarts(c), "rows": host_rows(run)}
+            "lost": lost, "restarts": restarts(c), "not_graded": not_graded(c),
+            "rows": host_rows(run)}
 
 
 def restarts(c: dict[str, Any]) -> list[str]:
@@ -212,3 +220,5 @@ def print_cluster(console: Console, run: RunRecord, per_host: bool = True) -> No
                   "; ".join(f"{f['expr']}" + (f" ({f['note']})" if f.get("note") else "")
                             for f in r["failed"]))
     console.print(t)
+    for host, skipped in not_graded(c).items():
+        console.print(f"[yellow]not graded on {host}:[/] {'; '.join(skipped)}")

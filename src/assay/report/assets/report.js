@@ -216,6 +216,9 @@
       add(app, "div", "warning", "Host lost: " + h + " at " + l.t + " s (" + l.phase + "): " + l.reason);
     });
     (c.restarts || []).forEach(function (line) { add(app, "div", "note", line); });
+    Object.keys(c.not_graded || {}).forEach(function (h) {
+      add(app, "div", "warning", "Not graded on " + h + ": " + c.not_graded[h].join("; "));
+    });
     var d = add(app, "details", "hosts");
     d.id = "per-host";
     var graded = c.rows.some(function (r) { return r.graded !== false; });
