@@ -151,6 +151,17 @@ def series(run_dir: Path) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+def in_order(scraped: list[float], seconds: list[float]) -> bool:
+    """Whether each scraped value is a second at or after the one the scrape before showed."""
+    i = 0
+    for v in scraped:
+        while i < len(seconds) and abs(v - seconds[i]) >= 1e-6:
+            i += 1
+        if i == len(seconds):
+            return False
+    return True
+
+
 def test_prometheus_scraped_the_run_and_its_values_are_the_runs(live: dict[str, Any]) -> None:
     assert live["rc"] in (0, 1), live["stderr"]  # passed or failed (a loaded machine): graded
     run, rows = live["run"], series(live["run_dir"])
@@ -160,9 +171,11 @@ def test_prometheus_scraped_the_run_and_its_values_are_the_runs(live: dict[str, 
         # every value Prometheus holds is one of the run's seconds, exactly
         for _, v in samples:
             assert any(abs(v - x) < 1e-6 for x in per_second), (c, v, per_second)
-        # and it saw most of the run's seconds (a 1 s scrape of 1 s updates can miss some)
-        seen = {round(v, 6) for _, v in samples}
-        assert len(seen) >= len(set(per_second)) // 2, (c, seen, per_second)
+        # in the run's order, and updated live: Prometheus' counter went through several of
+        # the run's seconds (a paced run repeats its IO/s; when scrapes begin depends on
+        # the machine's load, so no share of the seconds is asked)
+        assert in_order([v for _, v in samples], per_second), (c, samples, per_second)
+        assert len({v for _, v in live["count"][c]}) >= 3, (c, live["count"][c])
         # the last scrape (the endpoint stays 2 s after the run) holds the cumulative count
         # of every IO, or of all but the last second or two on a machine too loaded to scrape
         prefix = [sum(r["ios"] for r in rows[c][:i + 1]) for i in range(len(rows[c]))]
