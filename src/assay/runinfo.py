@@ -50,7 +50,8 @@ def initial_record(plan: Plan, run_id: str, platform: Platform, directory: Path,
                  "hosts": plan.hosts, "variables": variables},
         "components": {c.name: {"target_iops": c.target_iops, "poisson": c.poisson,
                                 "start_s": c.start_s, "end_s": c.end_s,
-                                "transactional": c.transactional, "jobs": c.jobs}
+                                "transactional": c.transactional, "jobs": c.jobs,
+                                "view": c.view}
                        for c in plan.components},
         "target": {**plan.scenario.target.model_dump(mode="json"),
                    "path": str(directory), "temporary": platform.temporary,

@@ -53,9 +53,12 @@ def test_a_hosts_rate_counts_its_load_not_the_views_of_a_databases_transactions(
     rec = json.loads((run_dir / "run.json").read_text())
     fio = sum(s["iops"] for s in rec["cluster"]["graded"]["n1"]["stats"].values())
     worst = max(s["lat_p99_ms"] for s in rec["cluster"]["graded"]["n1"]["stats"].values())
+    pg = plan_text("name: t\nworkloads:\n  pg: {kind: postgres, driver: tpcc, rate: 10}\n",
+                   "t.yaml")
+    views = {c.name: c.view for c in pg.components}  # as the plan marks them in run.json
     for name, p99 in (("pg.tx.commit", worst / 2), ("pg.tx.failed", None),
                       ("pg.tx.lag", worst * 10), ("pg.new_order.commit", worst * 5)):
-        rec["components"][name] = {"target_iops": None, "jobs": 0}
+        rec["components"][name] = {"target_iops": None, "jobs": 0, "view": views[name]}
         rec["cluster"]["graded"]["n1"]["stats"][name] = {"iops": 100.0, "lat_p99_ms": p99}
     (run_dir / "run.json").write_text(json.dumps(rec))
     [n1] = [r for r in host_rows(read_record(run_dir)) if r["host"] == "n1"]

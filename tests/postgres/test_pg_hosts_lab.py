@@ -19,8 +19,8 @@ import pytest
 
 from assay.platforms import labcluster
 from assay.platforms.labcluster import Cluster
-from assay.report.cluster import host_series_rows
-from assay.results.rundir import read_ndjson
+from assay.report.cluster import host_rows, host_series_rows
+from assay.results.rundir import read_ndjson, read_record
 from tests.conftest import needs_fio
 from tests.postgres.conftest import needs_postgres
 from tests.sshlab import SKIP, needs_netns
@@ -164,6 +164,14 @@ def test_a_database_on_two_of_three_hosts_is_graded_per_host_and_merged(
     for h in ("n1", "n2"):
         own = [t for t in graded[h]["thresholds"] if t["component"].startswith("pg.")]
         assert len(own) == 2 and all(t["passed"] for t in own), own
+    # a host's IO/s adds fio's IOs and its commits, not the views of those (failures, lag)
+    assert {n for n, c in rec["components"].items() if c["view"]} == {"pg.tx.failed",
+                                                                    "pg.tx.lag"}
+    rows = {r["host"]: r for r in host_rows(read_record(run_dir))}
+    for h in ("n1", "n2", "n3"):
+        load = [s["iops"] for n, s in graded[h]["stats"].items()
+                if n.startswith("io.") or n == "pg.tx.commit"]
+        assert rows[h]["iops"] == pytest.approx(sum(load)), (h, rows[h], graded[h]["stats"])
     # nothing left running on the hosts, no working copy left in their targets
     targets = [h.path for h in cluster.hosts]
     assert postgres_under(targets) == []

@@ -39,6 +39,8 @@ def test_tpcc_has_a_component_per_transaction_type_and_sizes_from_dataset():
     assert {"pg.tx.commit", "pg.new_order.commit", "pg.payment.commit",
             "pg.delivery.commit", "pg.stock_level.commit", "pg.order_status.commit"} <= names
     assert "pg.tx.lag" not in names  # closed loop: no schedule
+    # the commits are the load; failures and each type's commits are views of it
+    assert {c.name for c in p.components if not c.view} == {"pg.tx.commit"}
     assert p.resolved.workloads["pg"].size == 3  # 300 MB / 100 MB per warehouse
 
 

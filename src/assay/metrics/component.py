@@ -33,6 +33,7 @@ class ComponentInfo:
     target_steps: tuple[tuple[float, float | None], ...] = ()
     training: Training | None = None  # simulated accelerators fed by it (ai-training)
     timed: bool = False  # graded by how long its bursts take (a checkpoint's save, restore)
+    view: bool = False  # a view of load another component counts (metrics/sampler.py)
 
     def rate_at(self, t: float) -> float | None:
         return stepped(self.target_iops, self.target_steps, t)

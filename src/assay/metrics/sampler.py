@@ -95,6 +95,9 @@ class ComponentSpec:
     target_steps: tuple[tuple[float, float | None], ...] = ()
     training: Training | None = None  # simulated accelerators fed by it (ai-training)
     timed: bool = False  # graded by how long its bursts take (a checkpoint's save, restore)
+    # a view of load another component counts (a database's failed transactions, its schedule
+    # lag, each transaction type): not part of a host's IO/s
+    view: bool = False
 
     def rate_at(self, t: float) -> float | None:
         return stepped(self.target_iops, self.target_steps, t)

@@ -165,7 +165,7 @@ class Plan:
     def components(self) -> list[ComponentInfo]:
         return [ComponentInfo(c.component, c.target_iops, c.poisson, c.start_s, c.end_s,
                               s.transactional, len(c.jobs), target_steps=c.target_steps,
-                              training=c.training, timed=c.timed)
+                              training=c.training, timed=c.timed, view=c.view)
                 for s in self.streams for c in s.components]
 
     @property

@@ -55,10 +55,10 @@ def not_graded(c: dict[str, Any]) -> dict[str, list[str]]:
 
 def counted(run: RunRecord, component: str) -> bool:
     """Whether a component's rate is the host's load: fio's IOs, or a database's committed
-    transactions; not the views of those (a database's failures, schedule lag, each
+    transactions; not a view of those (a database's failures, schedule lag, each
     transaction type)."""
     plan = run.components.get(component)
-    return plan is None or plan.jobs > 0 or component.endswith(".tx.commit")
+    return plan is None or not plan.view
 
 
 def host_rows(run: RunRecord) -> list[dict[str, Any]]:

@@ -20,7 +20,8 @@ def measured(run_dir: Path, record: RunRecord) -> RunRecord:
     if record.status != "running" or record.verdict is not None:
         return record
     infos = [ComponentInfo(name, c.target_iops, c.poisson, c.start_s, c.end_s,
-                           c.transactional, c.jobs) for name, c in record.components.items()]
+                           c.transactional, c.jobs, view=c.view)
+             for name, c in record.components.items()]
     start = record.plan.warmup_s
     end = start + record.plan.duration_s
     stats = aggregate_all(infos, read_rows(run_dir, "samples"), start, end)

@@ -59,6 +59,7 @@ class ComponentPlan(Record):
     end_s: float | None = None
     transactional: bool = True
     jobs: int = 1  # not recorded before intended latency was
+    view: bool = False  # a view of load another component counts (metrics/sampler.py)
 
 
 class BlockDevice(Record):

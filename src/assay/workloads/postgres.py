@@ -117,15 +117,15 @@ class Params(WorkloadBase):
 
 def build(name: str, p: Params, ctx: BuildContext) -> list[Stream]:
     specs = [ComponentSpec(f"{name}.tx.commit", [], "commit", p.rate, poisson=True),
-             ComponentSpec(f"{name}.tx.failed", [], "failed")]
+             ComponentSpec(f"{name}.tx.failed", [], "failed", view=True)]
     if p.rate:
-        specs.append(ComponentSpec(f"{name}.tx.lag", [], "lag"))
+        specs.append(ComponentSpec(f"{name}.tx.lag", [], "lag", view=True))
     what = (f"pgbench {p.script}, scale {p.size}" if p.driver == "pgbench"
             else f"TPC-C-like mix, {p.size} warehouse{'s' if p.size > 1 else ''}")
     streams = [Stream(name, "tx", [], [], specs, description=what)]
     if p.driver == "tpcc":
         streams += [Stream(name, kind, [], [], [ComponentSpec(f"{name}.{kind}.commit", [],
-                                                              "commit")],
+                                                              "commit", view=True)],
                            transactional=False, description=f"{kind} transactions ({pct}%)")
                     for kind, pct in MIX.items()]
     pace = f"at {p.rate:g} tx/s" if p.rate else "as fast as it goes"
