@@ -190,9 +190,24 @@ def test_a_target_short_of_space_is_refused_with_its_figures(tmp_path: Path,
         refuse_short(df, 10 << 20)
     assert "not enough free space at" in str(e.value) and str(e.value).startswith(
         "n1: " if df.nested else "not enough")
+    assert "kept there for reuse" not in str(e.value)
     refuse_short(df, need + (64 << 20))  # room, with assay's margin
     refuse_short(df, None)  # unknown: nothing to say
     assert not any(Path(df.target).rglob("*.dat"))
+    # another scenario's files, kept for reuse, hold the room: the refusal names them
+    claim(run_here, df, None)
+    manifest = Path(df.target) / df.directories()[0] / MANIFEST
+    book = json.loads(manifest.read_text())
+    book.update({f"old.{i}.dat": {"size": 1 << 30, "data": "x", "prefilled": True}
+                 for i in range(4)})
+    manifest.write_text(json.dumps(book))
+    read(run_here, df)
+    with pytest.raises(UserError) as e:
+        refuse_short(df, 10 << 20)
+    inside = "n1.0/" if df.nested else ""
+    assert f"kept there for reuse: 4GiB in 4 files ({inside}old.0.dat, " \
+           f"{inside}old.1.dat, {inside}old.2.dat, ...). Delete them, lower `dataset` or " \
+           "choose a larger target." in str(e.value), e.value
 
 
 def test_a_hosts_raw_device_keeps_no_manifest_and_is_written_every_run(tmp_path: Path) -> None:

@@ -94,5 +94,7 @@ def test_a_staggered_placement_plans_its_load_and_its_stepping_target(tmp_path):
     # 4 instances of 3 s each, 1 s apart, each graded after its own 1 s warm-up (2 at most at
     # once): measured to the last one's end
     assert "1s-6s measured" in said, said
+    assert "components (every instance's rate added up; jobs and depth are one instance's):" \
+        in said, said
     assert "100.0 IO/s, even arrivals from 0s, up to 200.0 as the staggered instances start " \
            "and end" in said, said

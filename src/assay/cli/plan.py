@@ -140,7 +140,7 @@ def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple
     The job files shown are the ones a run stores in its directory, byte for byte; they read
     the target directory and O_DIRECT from ${ASSAY_TARGET} and ${ASSAY_DIRECT}.
     """
-    placement = Placement.read(hosts_file, lab_name, None, False)
+    placement = Placement.read(hosts_file, lab_name, target_path=None, accept_new=False)
 
     def plan_on(hosts: list[inventory.Host] | None) -> Plan:
         return planned(scenario, sets, duration_value(duration),
@@ -193,7 +193,9 @@ def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple
         for st in plan.streams:
             con.print(f"  {st.key:<20} {len(st.jobs)} fio jobs, {len(st.files)} files: "
                       f"{st.description}")
-        con.print("components:")
+        con.print("components:" if not on_hosts else
+                  "components (every instance's rate added up; jobs and depth are one "
+                  "instance's):")
         for c in plan.components:
             con.print(f"  {c.name:<24} {_component(plan, c.name, c.target_iops)}")
         graded = tally(plan)

@@ -91,6 +91,14 @@ class DataFiles:
                 out += [p for p, _ in self.ends[name] if p in self.sizes]
         return out
 
+    def others(self) -> list[tuple[str, int]]:
+        """The files the manifests list that this run does not write (another scenario's,
+        kept for reuse), with the size each was listed at."""
+        mine = {self.where(n) for n, _ in self.files}
+        return [(key if d == "." else f"{d}/{key}", int(e.get("size") or 0))
+                for d, book in sorted(self.books.items()) for key, e in sorted(book.items())
+                if (d, key) not in mine]
+
     def whole(self, name: str) -> bool:
         return self.device or all(self.sizes.get(p, -1) >= want for p, want in self.ends[name])
 
@@ -232,9 +240,15 @@ def refuse_short(df: DataFiles, free: int | None) -> None:
     if free is not None and not df.device and more > 0 and more > free - SPACE_MARGIN:
         where = f"{df.host}: " if df.nested else ""
         what = "the files and integrity blocks" if df.areas else "the files"
+        others = df.others()
+        kept = (f" assay's files of other runs are kept there for reuse: "
+                f"{format_size(sum(s for _, s in others))} in {len(others)} files "
+                f"({', '.join(n for n, _ in others[:3])}{', ...' if len(others) > 3 else ''})."
+                f" Delete them," if others else "")
+        lower = "lower" if others else "Lower"
         raise UserError(f"{where}not enough free space at {df.target}: {what} need "
                         f"{format_size(more)} more, {format_size(free)} is free (assay keeps "
-                        f"{format_size(SPACE_MARGIN)}). Lower `dataset`"
+                        f"{format_size(SPACE_MARGIN)}).{kept} {lower} `dataset`"
                         + (" or `integrity.size`" if df.areas else "")
                         + " or choose a larger target.")
 

@@ -83,7 +83,7 @@ def host_rows(run: RunRecord) -> list[dict[str, Any]]:
                                                for s in stats.values()),
                      "ios": graded.get("ios"), "p99_ms": max(p99) if p99 else None,
                      "due_p99_ms": max((d for d in due if d is not None), default=None),
-                     "late_ms": late, "lost": lost, "back_s": back.get(host) if lost else None,
+                     "late_ms": late, "lost": lost, "back_s": back.get(host),
                      "passed": graded.get("passed", True),
                      # a host with no threshold of its own has no verdict of its own
                      "graded": bool(graded.get("thresholds")) or not graded.get("passed", True),
