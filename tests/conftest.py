@@ -23,6 +23,14 @@ needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not i
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (loop devices, mounts)")
 
 
+def verdict_of(proc: subprocess.CompletedProcess[str]) -> str:
+    """An `assay run`'s verdict as it printed it, thresholds first (for an assertion's message:
+    the tail of a long summary leaves out which threshold failed), and its stderr's tail."""
+    out = proc.stdout
+    at = max(out.rfind("\nPASSED "), out.rfind("\nFAILED "))
+    return (out[at:at + 4000] if at >= 0 else out[-3000:]) + proc.stderr[-2000:]
+
+
 def quiet_console() -> Console:
     return Console(file=open(os.devnull, "w"), width=120)  # noqa: SIM115
 

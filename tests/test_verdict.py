@@ -89,15 +89,18 @@ def test_a_host_that_sent_part_of_the_window_is_graded_on_it_and_said_so():
 
 
 def test_a_hosts_failed_threshold_is_named_with_why() -> None:
-    cluster = {"thresholds": [{"expr": "start_skew < 10ms", "observed": 12.5, "passed": False}],
+    cluster = {"thresholds": [{"expr": "start_skew < 10ms", "observed": 12.5, "passed": False},
+                              {"expr": "db@n2.0 back on n2 did IO", "observed": None,
+                               "passed": False, "note": "could not write its job file"}],
                "graded": {"n1": {"thresholds": [
                    {"expr": "db.iops >= target", "passed": False,
                     "note": "fell 3.0s behind its schedule"},
                    {"expr": "db.lat_p99 < 20ms", "passed": False, "note": ""},
                    {"expr": "db.behind <= 1", "passed": True, "note": ""}]},
                    "n2": {"thresholds": [{"expr": "db.lat_p99 < 20ms", "passed": True}]}}}
-    assert hosts_failure(cluster) == ("start_skew < 10ms (12.5); n1: db.iops >= target (fell "
-                                      "3.0s behind its schedule); db.lat_p99 < 20ms")
+    assert hosts_failure(cluster) == ("start_skew < 10ms (12.5); db@n2.0 back on n2 did IO "
+                                      "(could not write its job file); n1: db.iops >= target "
+                                      "(fell 3.0s behind its schedule); db.lat_p99 < 20ms")
 
 
 def test_hosts_are_summarised_in_the_runs_order_this_machine_first():

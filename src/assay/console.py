@@ -17,6 +17,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+QUIET_S = 5.0  # no new live figures for this long: the bar says so instead of the last ones
+
 
 def make_console(json_mode: bool = False) -> Console:
     console = Console(stderr=json_mode, highlight=False, soft_wrap=False)
@@ -37,6 +39,7 @@ class LiveProgress:
         self._last_plain = 0.0
         self._said_done = False
         self._live = ""
+        self._heard: float | None = None  # when the live figures last came (monotonic)
         self._progress: Progress | None = None
         self._task: TaskID | None = None
         if self.tty:
@@ -53,15 +56,19 @@ class LiveProgress:
         return self
 
     def update(self, done: float, live: str | None = None) -> None:
-        """Move the bar; `live` replaces the live figures (None keeps the last ones)."""
+        """Move the bar; `live` replaces the live figures (None keeps the last ones, QUIET_S at
+        most: then the bar says how long none came, so that a frozen platform's last rate is
+        not shown as if current; the figures are fio's seconds)."""
+        now = time.monotonic()
         if live is not None:
-            self._live = live
+            self._live, self._heard = live, now
+        elif self._heard is not None and now - self._heard >= QUIET_S:
+            self._live = f"no new second from fio for {now - self._heard:.0f}s"
         live = self._live
         if self._progress and self._task is not None:
             self._progress.update(self._task, completed=min(done, self.total), live=live)
             return
         done = min(done, self.total)
-        now = time.monotonic()
         if self._said_done:
             return
         if now - self._last_plain >= 10 or done >= self.total:

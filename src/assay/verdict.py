@@ -147,8 +147,11 @@ def hosts_failure(cluster: dict[str, Any] | None) -> str:
     """Why a cluster run failed beyond its cluster thresholds: the hosts that failed theirs."""
     if not cluster:
         return ""
-    parts = [f"{t['expr']} ({t['observed']})" for t in cluster.get("thresholds", [])
-             if not t["passed"]]
+    parts = []
+    for t in cluster.get("thresholds", []):
+        if not t["passed"]:  # what was seen, or why nothing was
+            said = t.get("note") if t.get("observed") is None else t["observed"]
+            parts.append(f"{t['expr']} ({said})" if said not in (None, "") else t["expr"])
     for host, g in (cluster.get("graded") or {}).items():
         bad = [t["expr"] + (f" ({t['note']})" if t.get("note") else "")
                for t in g.get("thresholds", []) if not t["passed"]]

@@ -24,7 +24,7 @@ import pytest
 from assay.platforms import cephstate, labcephfs
 from assay.results.rundir import read_json, read_ndjson
 from tests.ceph.test_lab import needs_ceph
-from tests.conftest import needs_fio
+from tests.conftest import needs_fio, verdict_of
 from tests.sshlab import needs_netns
 
 needs_cephfs = pytest.mark.skipif(any(shutil.which(t) is None for t in labcephfs.TOOLS),
@@ -100,7 +100,7 @@ def test_a_run_on_the_cephfs_path_takes_real_snapshot_directories(
     finally:
         done.set()
         watcher.join()
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert proc.returncode == 0, verdict_of(proc)
     [run_dir] = [p for p in (tmp_path / "results").iterdir() if (p / "run.json").exists()]
     run = read_json(run_dir / "run.json")  # (beside it: the results' catalogue)
     assert run["status"] == "passed"

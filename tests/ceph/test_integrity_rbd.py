@@ -20,7 +20,7 @@ from assay.platforms.labceph import CephLab
 from assay.platforms.labcluster import Cluster
 from assay.results.rundir import read_json, read_ndjson
 from tests.ceph.test_lab import needs_ceph
-from tests.conftest import needs_fio
+from tests.conftest import needs_fio, verdict_of
 from tests.sshlab import needs_netns
 
 pytestmark = [needs_netns, needs_fio, needs_ceph, pytest.mark.slow, pytest.mark.tier2]
@@ -50,7 +50,7 @@ def test_ceph_rebuild_with_integrity_loses_and_corrupts_no_block(
                            "--results", str(results), "--duration", "150s", "--json"],
                           capture_output=True, text=True, timeout=800,
                           env={**os.environ, "ASSAY_LAB_DIR": str(root)})
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.returncode == 0, verdict_of(proc)
     run_dir = Path(json.loads(proc.stdout)["run_dir"])
     run = read_json(run_dir / "run.json")
     assert run["status"] == "passed"

@@ -19,7 +19,7 @@ import pytest
 
 from assay.platforms import cephstate, labceph, platformstate
 from tests.ceph.test_lab import Lab, needs_ceph, run_on, steps
-from tests.conftest import needs_fio
+from tests.conftest import needs_fio, verdict_of
 from tests.sshlab import needs_netns
 
 pytestmark = [needs_netns, needs_fio, needs_ceph, pytest.mark.slow, pytest.mark.tier2]
@@ -62,7 +62,7 @@ def test_each_platform_threshold_fails_when_the_platform_misbehaves(lab: Lab,
     scenario = tmp_path / "misbehaving.yaml"
     scenario.write_text(MISBEHAVING)
     proc, run_dir, run = run_on(lab, tmp_path, str(scenario))
-    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert proc.returncode == 1, verdict_of(proc)
     assert run["status"] == "failed"
     by_name = steps(run_dir)
     corrupt = by_name["corrupt"]  # scrub found the planted error: an event naming the PG

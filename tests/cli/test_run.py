@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -161,6 +162,25 @@ def test_a_dying_fio_aborts_the_run_with_its_reason(tmp_path, results):
     run = json.loads((run_dir / "run.json").read_text())
     assert run["status"] == "aborted" and "fio exited" in run["reason"]
     assert list(read_ndjson(run_dir / "series.ndjson"))
+
+
+def test_a_frozen_fio_is_shown_live_as_silent_not_at_its_last_rate(tmp_path, results):
+    """fio stopped, as IO frozen on a platform stops its seconds (a Ceph node failure): the
+    live line says how long no second came, not the last second's IO/s as if current."""
+    p, run_dir = start_long_run(tmp_path, results)
+    pattern = f"{run_dir}/hosts/local/run.fio"
+    subprocess.run(["pkill", "-STOP", "-f", pattern], check=False)
+    time.sleep(14)  # a progress line is printed every 10 s: one falls 5 s or more into this
+    subprocess.run(["pkill", "-CONT", "-f", pattern], check=False)
+    time.sleep(11)  # and one after fio went on
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    lines = [ln for ln in out.splitlines() if ln.startswith("  run:")]
+    silent = [int(m) for ln in lines for m in re.findall(r"no new second from fio for (\d+)s",
+                                                         ln)]
+    assert silent and 5 <= max(silent) <= 16, lines
+    assert "IO/s" in lines[-1], lines  # figures again once fio went on
 
 
 @needs_root

@@ -285,6 +285,58 @@ def test_abandon_removes_the_run_directory_of_a_host_that_answers_again(
     assert not where.exists()
 
 
+def test_a_host_back_after_its_sessions_ended_gets_a_new_run_directory(
+        runners, cluster: Cluster) -> None:  # noqa: F811
+    """A cut longer than SSH's keepalive ends the session holding the run directory; when the
+    link is back the host learns of it and removes the directory. A rejoin's job file then
+    goes into a new one and runs (it found no directory: the Ceph node-failure run in CI)."""
+    runner = runners[1]
+    runner.write_job("run.fio", JOB % "1s")
+    old = Path(runner.remote_dir)
+    assert runner._anchor is not None
+    runner._anchor.kill()  # our end of the session gone, as when the master connection died
+    end = time.monotonic() + 10
+    while old.exists() and time.monotonic() < end:  # the host removes it (its shell's trap)
+        time.sleep(0.05)
+    assert not old.exists()
+    runner.write_job("rejoin.fio", JOB % "2s")
+    new = Path(runner.remote_dir)
+    assert new != old and (new / "rejoin.fio").read_text() == JOB % "2s"
+    fio = runner.start("rejoin.fio", env_of(runner))
+    docs = [d for d in fio.documents() if d is not None]
+    assert fio.wait() == 0, fio.stderr_tail()
+    assert sum(j["write"]["total_ios"] + j["read"]["total_ios"] for j in docs[-1]["jobs"]) > 0
+    runner.close()
+    assert not new.exists()
+
+
+def test_the_run_directory_is_removed_when_the_hosts_sshd_drops_the_connection(
+        runners, cluster: Cluster) -> None:  # noqa: F811
+    """A reset connection (a cut host's link back: sshd learns its peer is gone) closes the
+    sessions' pipes before the holder hears of it: its removal must not need them (it died
+    of SIGPIPE, leaving the directory, on the Ceph lab)."""
+    runner = runners[0]
+    where = Path(runner.remote_dir)
+    [netns] = [h.netns for h in cluster.hosts if h.name == runner.host]
+    pids = subprocess.run(["ip", "netns", "pids", netns], capture_output=True,
+                          text=True).stdout.split()
+    ours = [int(p) for p in pids if "@notty" in _cmdline(p)]  # sshd serving our connection
+    assert ours
+    for pid in ours:
+        os.kill(pid, signal.SIGKILL)
+    end = time.monotonic() + 10
+    while where.exists() and time.monotonic() < end:
+        time.sleep(0.05)
+    assert not where.exists()
+
+
+def _cmdline(pid: str) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return ""
+
+
 def test_assay_clean_hosts_removes_a_run_directory_left_behind_and_nothing_else(
         cluster: Cluster, tmp_path: Path) -> None:  # noqa: F811
     host = hosts_of(cluster)[0]

@@ -138,7 +138,8 @@ class Failover:
                             float(self.group.lost[host]["t"]), f"rejoin{n or ''}.fio")
         if rider is None or rider.run is None:
             return f"{host}: could not rejoin the load: {rider.error if rider else 'no run'}"
-        return f"{host} rejoined the load at {rider.restart_t:.1f}s ({len(own)} instances)"
+        many = f"{len(own)} instance" + ("s" if len(own) != 1 else "")
+        return f"{host} rejoined the load at {rider.restart_t:.1f}s ({many})"
 
     def jobs(self) -> list[dict[str, Any]]:
         """The riders' jobs, in their places, for the merged dump."""

@@ -7,7 +7,8 @@ Job files are kept in the run directory here and, byte for byte, in a remote run
 on the host, where fio runs and writes its logs. That directory is held by a session-bound
 shell (runners/sshsessions.py): it is removed when the runner is closed, and also when this
 process dies. Close the runner (`close()`, or use it as a context manager) at the end of a
-run; a lost host's directory (`abandon()`) is removed if the host answers by then.
+run; a lost host's directory (`abandon()`) is removed if the host answers by then. A host
+back from a cut that ended the holding session gets a new directory (`remote_dir`).
 
 Time: `clock()` is this machine's clock plus the host's measured offset (the midpoint of the
 fastest of a few round trips), so an instant means the same moment on every host; `start`
@@ -111,7 +112,13 @@ class SshRunner:
 
     @property
     def remote_dir(self) -> str:
-        """The run's directory on the host (made at first use, removed by close())."""
+        """The run's directory on the host (made at first use, removed by close()). A new
+        one once the session holding it has ended (the host was cut off longer than SSH's
+        keepalive, then came back): the host removes the old one when it learns of that end,
+        so a rejoin's job file written there would vanish, or find no directory."""
+        if self._anchor is not None and self._anchor.poll() is not None:
+            end_session(self._anchor)
+            self._anchor, self._remote, self._agent = None, None, False
         if self._remote is None:
             self._anchor, self._remote = hold_run_dir(self.ssh, self.host, self.run_id)
         return self._remote

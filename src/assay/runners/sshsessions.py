@@ -25,6 +25,8 @@ ANCHOR = (
     'd=$(mktemp -d "${TMPDIR:-/tmp}/assay-$1.XXXXXXXX") || exit 1; '
     f'echo "$$ {BOOT_ID}" > "$d/{MARK}"; '
     'trap \'rm -rf -- "$d"; exit 0\' TERM INT HUP; echo "$d"; '
+    # no output from here on: with its session gone, a write would kill it (SIGPIPE) before rm
+    'exec >/dev/null 2>&1; '
     'while :; do sleep 3600 >/dev/null 2>&1 & wait $!; done'
 )
 # Run directories whose holder is gone without removing them (the host lost, restarted, or
