@@ -156,8 +156,8 @@ class Engine:
                     if fresh:
                         self._hosts(fresh[0].t, start / 1000)
                     if fresh and fresh[0].dt >= 0.5:  # not fio's closing stub
-                        bar.update(t, " | ".join(x for x in (live_line(fresh),
-                                                             live.summary()) if x))
+                        now = live_line(fresh, sampler.components)
+                        bar.update(t, " | ".join(x for x in (now, live.summary()) if x))
                     stop = live.failure() if self.opt.stop_early else None
                     if stop:
                         break

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from assay.metrics.sampler import Sample
+from collections.abc import Iterable
+
+from assay.metrics.sampler import ComponentSpec, Sample
 from assay.scenario.units import format_latency_ms
 
 
-def live_line(samples: list[Sample]) -> str:
-    """`mail 242 IO/s 1.2ms p99 3.4ms | db ...` — per workload, this second."""
+def live_line(samples: list[Sample], specs: Iterable[ComponentSpec] = ()) -> str:
+    """`mail 242 IO/s 1.2ms p99 3.4ms | db ...` — per workload, this second; views of IOs
+    another component counts (`specs` says which) are left out, or they would count twice."""
+    views = {c.component for c in specs if c.view}
     by_wl: dict[str, list[Sample]] = {}
     for s in samples:
-        by_wl.setdefault(s.component.split(".")[0], []).append(s)
+        if s.component not in views:
+            by_wl.setdefault(s.component.split(".")[0], []).append(s)
     parts = []
     for wl, ss in by_wl.items():
         ios = sum(s.ios for s in ss)

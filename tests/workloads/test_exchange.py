@@ -29,6 +29,8 @@ def test_backup_reads_each_database_sequentially_and_grades_each():
     p = plan_text(TEXT.format(test="backup", duration="10s",
                               preset="{mail.db.read.mbps: '>= 1'}"), "b.yaml")
     assert {c.name for c in p.components} == {"mail.db.read", "mail.db1.read", "mail.db2.read"}
+    # each database's component is a view of the pooled one's IOs: counted once
+    assert {c.name for c in p.components if not c.view} == {"mail.db.read"}
     opts = jobs(p)
     assert len(opts) == 2 and all(o["rw"] == "read" and o["bs"] == "64k" for o in opts.values())
     assert all(c.target_iops is None for c in p.components)  # as fast as it goes

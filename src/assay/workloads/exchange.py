@@ -161,14 +161,16 @@ def build(name: str, p: Params, ctx: BuildContext) -> list[Stream]:
 
 def per_database(stream: Stream, databases: int) -> None:
     """Components per database (`mail.db1.read`, ...), fed by that database's file's jobs,
-    beside the server's pooled ones: Jetstress reports and grades each instance."""
+    beside the server's pooled ones: Jetstress reports and grades each instance. Views of the
+    pooled ones' IOs: a host's IO/s and the live line count those once."""
     pooled = list(stream.components)
     for i in range(1, databases + 1):
         prefix = f"{stream.key}.{i}"
         for c in pooled:
             jobs = [j for j in c.jobs if j == prefix or j.startswith(prefix + ".")]
             stream.components.append(ComponentSpec(
-                f"{stream.workload}.{stream.name}{i}.{c.direction}", jobs, c.direction))
+                f"{stream.workload}.{stream.name}{i}.{c.direction}", jobs, c.direction,
+                view=True))
 
 
 def recovery_tests(name: str, p: Params, db_files: list[DataFile], log_files: list[DataFile],
