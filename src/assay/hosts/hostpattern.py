@@ -9,7 +9,9 @@ ranges.
     h1:2222         h1, with ansible_port 2222  ([v6::addr]:2222 for an IPv6 address)
 
 A port is split off only when what is left is a host name or address; otherwise the whole
-pattern is the name, as in Ansible. A malformed range is an error (RangeError says why).
+pattern is the name, as in Ansible. A malformed range is an error (RangeError says why), and
+so is one that stands for more than MAX_HOSTS hosts: the number is the product of the ranges'
+sizes, counted before anything is expanded (`n[1:9]` eight times is 43 million names).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import string
+from collections.abc import Iterator
 
 RANGE = r"\[(?:[a-z]:[a-z]|[0-9]+:[0-9]+)(?::[0-9]+)?\]"
 LABEL = rf"(?:\w|{RANGE})(?:[\w-]|{RANGE})*(?<![_-])"
@@ -24,16 +27,48 @@ HOSTNAME = re.compile(rf"^{LABEL}(?:\.{LABEL})*$", re.I)
 BRACKETED_PORT = re.compile(r"^\[(.+)\]:([0-9]+)$")
 HOST_PORT = re.compile(r"^((?:[^:\[\]]|\[[^\]]*\])*):([0-9]+)$")
 LETTERS = string.ascii_letters  # Ansible's alphabet: a-z, then A-Z
+MAX_HOSTS = 100_000  # hosts in one inventory, and in one pattern (docs/hosts.md)
 
 
 class RangeError(ValueError):
     """A host range that cannot be expanded."""
 
 
-def expand(pattern: str) -> tuple[list[str], int | None]:
-    """The host names a pattern stands for, and the port it gives them (None: none)."""
+class TooManyHosts(RangeError):
+    """A pattern that stands for more hosts than assay reads (Ansible would expand it)."""
+
+
+def expand(pattern: str, limit: int = MAX_HOSTS) -> tuple[list[str], int | None]:
+    """The host names a pattern stands for, and the port it gives them (None: none); a
+    pattern of more than `limit` hosts is a RangeError, raised before any is made."""
     name, port = split_port(pattern)
-    return (expand_ranges(name) if "[" in name else [name]), port
+    if "[" not in name:
+        return [name], port
+    n = count(name)
+    if n > limit:
+        raise TooManyHosts(f"it stands for {n:,} hosts; assay reads at most {limit:,} hosts "
+                           "in an inventory")
+    return expand_ranges(name), port
+
+
+def size(pattern: str) -> int:
+    """How many hosts `pattern` stands for, counted without expanding it."""
+    name, _ = split_port(pattern)
+    return count(name)
+
+
+def count(name: str) -> int:
+    """How many names `name`'s ranges stand for (the product of their sizes), without
+    making them; RangeError if a range is malformed."""
+    n = 1
+    rest = name
+    while "[" in rest:
+        _, _, rest = rest.partition("[")
+        body, close, rest = rest.partition("]")
+        if not close:
+            raise RangeError(f"{name!r}: a '[' without its ']'")
+        n *= _items(body).size
+    return n
 
 
 def split_port(pattern: str) -> tuple[str, int | None]:
@@ -63,6 +98,15 @@ def expand_ranges(name: str) -> list[str]:
     body, close, tail = rest.partition("]")
     if not sep or not close:
         raise RangeError(f"{name!r}: a '[' without its ']'")
+    out: list[str] = []
+    for item in _items(body):
+        host = f"{head}{item}{tail}"
+        out += expand_ranges(host) if "[" in host else [host]
+    return out
+
+
+def _items(body: str) -> _Letters | _Padded:
+    """What one range `[body]` stands for, as a sequence (its len() is cheap)."""
     bounds = body.split(":")
     if len(bounds) not in (2, 3):
         raise RangeError(f"[{body}]: a range is [begin:end] or [begin:end:step]")
@@ -82,17 +126,32 @@ def expand_ranges(name: str) -> list[str]:
         b, e = LETTERS.index(begin), LETTERS.index(end)
         if b > e:
             raise RangeError(f"[{body}]: the range must have begin <= end")
-        items = list(LETTERS[b:e + 1:step])
+        items: _Letters | _Padded = _Letters(LETTERS[b:e + 1:step])
     else:
         try:
-            items = [str(i).zfill(width) for i in range(int(begin), int(end) + 1, step)]
+            items = _Padded(range(int(begin), int(end) + 1, step), width)
         except ValueError:
             raise RangeError(f"[{body}]: begin and end are both numbers or both single "
                              f"letters") from None
-    if not items:
+    if not items.size:
         raise RangeError(f"[{body}]: the range gives no hosts (begin > end)")
-    out: list[str] = []
-    for item in items:
-        host = f"{head}{item}{tail}"
-        out += expand_ranges(host) if "[" in host else [host]
-    return out
+    return items
+
+
+class _Letters(list[str]):
+    @property
+    def size(self) -> int:
+        return len(self)
+
+
+class _Padded:
+    """The numbers of a range as text, zero-padded to `width`, made one at a time; `size`
+    is counted, not made (len() of a range has a bound, the arithmetic none)."""
+
+    def __init__(self, numbers: range, width: int):
+        self.numbers, self.width = numbers, width
+        r = numbers
+        self.size = max(0, (r.stop - r.start + r.step - 1) // r.step)
+
+    def __iter__(self) -> Iterator[str]:
+        return (str(i).zfill(self.width) for i in self.numbers)

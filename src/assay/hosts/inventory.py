@@ -18,23 +18,35 @@ ssh connection): ansible_host|ansible_ssh_host, ansible_user|ansible_ssh_user,
 ansible_port|ansible_ssh_port, ansible_private_key_file|ansible_ssh_private_key_file,
 ansible_ssh_common_args + ansible_ssh_extra_args (sshargs.py), assay_path or assay_device,
 assay_known_hosts. `Host.vars` holds every variable of the host, as Ansible resolves it.
+
+What becomes an address, a user, a port, a path or an ssh argument is checked here, as the
+inventory is loaded, so `assay plan`, `assay hosts check` and `assay run` refuse the same
+inventories, each issue with file, line and field: ansible_host a host name (RFC 1123 labels,
+`_` allowed), an IPv4 or an IPv6 address, bare or in brackets (address_problem);
+ansible_user POSIX's portable user name (user_problem); a port 1-65535 (port_number);
+assay_path and assay_device absolute paths fio reads as themselves (path_problem); the ssh
+arguments as sshargs.py says; no control, bidi or zero-width character in any of them.
+Host names: inventory_source.name_problem.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from assay.exitcodes import UserError
-from assay.hosts.inventory_source import At, Raw, Var, parse_ini, parse_yaml
+from assay.hosts.hostpattern import MAX_HOSTS
+from assay.hosts.inventory_source import At, Raw, Var, invisible, parse_ini, parse_yaml
 from assay.hosts.sshargs import split_ssh_args
 from assay.hosts.varsdirs import VarsDirs
-from assay.scenario.messages import control
 from assay.scenario.yamlsource import Issue
 
 YAML_TOP = re.compile(r"^[\w.-]+:(\s|$)")
+MAX_BYTES = 64 << 20  # an inventory file: 100,000 hosts of 600 characters each
 SSH_CONNECTIONS = {"ssh", "smart", "paramiko", "ansible.builtin.ssh",
                    "ansible.builtin.paramiko_ssh", "paramiko_ssh"}
 
@@ -79,6 +91,9 @@ def load(path: str | Path) -> list[Host]:
         raise UserError(f"{p} is a directory: assay reads one inventory file (with the "
                         "group_vars/ and host_vars/ beside it); give that file")
     try:
+        if p.stat().st_size > MAX_BYTES:
+            raise UserError(f"{p}: more than {MAX_BYTES >> 20} MiB: not an inventory assay "
+                            f"reads (at most {MAX_HOSTS:,} hosts)")
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise UserError(f"cannot read inventory {p}: {e}") from None
@@ -97,6 +112,8 @@ def example() -> list[Host]:
 def parse(text: str, file: str = "<inventory>", vars_dir: Path | None = None) -> list[Host]:
     """`vars_dir`: where group_vars/ and host_vars/ are (the inventory's directory)."""
     raw = parse_yaml(text, file) if looks_yaml(text) else parse_ini(text, file)
+    if raw.full:  # over the bounds: nothing more is read
+        raise InventoryError(raw.issues)
     dirs = VarsDirs(vars_dir)
     hosts = _resolve(raw, dirs)
     issues = raw.issues + dirs.issues
@@ -206,46 +223,70 @@ def _pick(v: dict[str, Var], *names: str) -> tuple[str, Any, At] | None:
 def _host(raw: Raw, name: str, at: At, v: dict[str, Var], groups: tuple[str, ...],
           every: dict[str, Any]) -> Host | None:
     issues: list[Issue] = []
+    refused: set[str] = set()  # a variable with one issue already: not a second one
+
+    def refuse(key: str, message: str) -> None:
+        refused.add(key)
+        issues.append((v[key][1] if key in v else at).issue(f"{name}.{key}" if key else name,
+                                                            message))
+
+    said: dict[tuple[str, ...], str | None] = {}
 
     def text(*names: str) -> str | None:
+        if names not in said:
+            said[names] = _text(*names)
+        return said[names]
+
+    def _text(*names: str) -> str | None:
         got = _pick(v, *names)
         if got is None or got[1] == "":
             return None
-        key, value, where = got
-        if "{{" in str(value) or "{%" in str(value):
-            issues.append(where.issue(f"{name}.{key}", f"{value!r} is a Jinja2 template; assay "
-                                      "does not evaluate templates: give the value itself"))
+        key, value, _ = got
+        if ("{{" in str(value) or "{%" in str(value)) and key not in refused:
+            refuse(key, f"{value!r} is a Jinja2 template; assay does not evaluate templates: "
+                   "give the value itself")
         return str(value)
 
+    def chosen(*names: str) -> str:
+        got = _pick(v, *names)
+        return got[0] if got is not None else names[0]
+
+    for key in PASSED_ON:  # what becomes a path, an address, a user or an ssh argument
+        value = text(key)
+        if value is not None and key not in refused and (why := invisible(value)):
+            refuse(key, f"{value!r} {why}: not allowed")
     port = 22
     got = _pick(v, "ansible_port", "ansible_ssh_port")
     if got is not None:
-        key, value, where = got
-        try:
-            port = int(value)
-            if not 0 < port < 65536 or isinstance(value, bool | float):
-                raise ValueError
-        except (TypeError, ValueError):
-            issues.append(where.issue(f"{name}.{key}", f"{value!r} is not a port number "
-                                      "(1-65535)"))
+        key, value, _ = got
+        if (number := port_number(value)) is None:
+            refuse(key, f"{value!r} is not a port number (1-65535)")
+        else:
+            port = number
     for key in ("assay_path", "assay_device"):
         value = text(key)
-        if value is not None and not value.startswith("/"):
-            issues.append(v[key][1].issue(f"{name}.{key}", f"{value!r} must be an absolute "
-                                          "path"))
+        if value is not None and key not in refused and (why := path_problem(value)):
+            refuse(key, why)
     if text("assay_path") and text("assay_device"):
         issues.append(v["assay_device"][1].issue(f"{name}.assay_device",
                                                  "give assay_path or assay_device, not both"))
-    address = text("ansible_host", "ansible_ssh_host") or name
-    named = [("", name), ("ansible_host", address),
-             *((k, text(k)) for k in ("ansible_user", "assay_path", "assay_device"))]
-    for key, value in named:
-        if value is not None and (bad := control(value)):  # an escape sequence in a listing
-            issues.append((v[key][1] if key in v else at).issue(
-                f"{name}.{key}" if key else name,
-                f"{value!r} holds the control character {bad!r}: not allowed"))
-    if address.startswith("-"):
-        issues.append(at.issue(f"{name}.ansible_host", f"{address!r} is not a host address"))
+    host_key = chosen("ansible_host", "ansible_ssh_host")
+    given = text("ansible_host", "ansible_ssh_host")
+    address = name
+    if host_key not in refused:
+        shown = given if given is not None else name
+        normal, why = address_problem(shown)
+        if why is None:
+            address = normal
+        elif given is not None:
+            refuse(host_key, why)
+        else:
+            refuse("", f"{why}; the name is the address when there is no ansible_host: "
+                   "give ansible_host")
+    user_key = chosen("ansible_user", "ansible_ssh_user")
+    user = text("ansible_user", "ansible_ssh_user")
+    if user is not None and user_key not in refused and (why := user_problem(user)):
+        refuse(user_key, why)
     connection = _pick(v, "ansible_connection")
     if connection is not None and str(connection[1]) not in SSH_CONNECTIONS:
         issues.append(connection[2].issue(f"{name}.ansible_connection",
@@ -254,17 +295,101 @@ def _host(raw: Raw, name: str, at: At, v: dict[str, Var], groups: tuple[str, ...
     ssh_args: list[str] = []
     for key in ("ansible_ssh_common_args", "ansible_ssh_extra_args"):
         value = text(key)
-        if value:
+        if value and key not in refused:
             try:
                 ssh_args += split_ssh_args(value)
             except ValueError as e:
-                issues.append(v[key][1].issue(f"{name}.{key}", str(e)))
+                refuse(key, str(e))
     raw.issues += issues
     if issues:
         return None
-    return Host(name=name, address=address, user=text("ansible_user", "ansible_ssh_user"),
+    return Host(name=name, address=address, user=user,
                 port=port, path=text("assay_path"), device=text("assay_device"),
                 key_file=text("ansible_private_key_file", "ansible_ssh_private_key_file"),
                 known_hosts=text("assay_known_hosts"), groups=groups,
                 vars=every, source=f"{at.file}:{at.line}",
                 ssh_args=tuple(ssh_args))
+
+
+# -- the rules: each says why a value cannot be used, or None ----------------------------------
+
+PASSED_ON = ("ansible_host", "ansible_ssh_host", "ansible_user", "ansible_ssh_user",
+             "ansible_private_key_file", "ansible_ssh_private_key_file", "assay_known_hosts",
+             "assay_path", "assay_device", "ansible_ssh_common_args", "ansible_ssh_extra_args",
+             "assay_fio", "ansible_python_interpreter")
+LABEL = re.compile(r"^[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?$")
+DOTTED_NUMBERS = re.compile(r"^[0-9.]+$")
+SCOPE = re.compile(r"^[A-Za-z0-9_.-]+$")  # an IPv6 zone (`%eth0`): an interface's name
+USER = re.compile(r"^[A-Za-z0-9._][A-Za-z0-9._-]*$")
+USER_MAX = 64
+ADDRESS_RULE = ("a host name (labels of letters, digits, '-' and '_', 1 to 63 long, joined "
+                "by '.', at most 253 in all), an IPv4 address or an IPv6 address (bare or "
+                "in [brackets])")
+# fio substitutes these in any value, after its variables: a path holding one is not the path
+FIO_KEYWORDS = ("${", "$pagesize", "$mb_memory", "$ncpus")
+
+
+def address_problem(text: str) -> tuple[str, str | None]:
+    """(the address as ssh takes it, why it is not one or None): an IPv6 address loses its
+    brackets."""
+    bad = (text, f"{text!r} is not a host address: {ADDRESS_RULE}")
+    inner = text[1:-1] if text.startswith("[") and text.endswith("]") else None
+    if inner is not None or ":" in text:
+        v6 = inner if inner is not None else text
+        addr, _, zone = v6.partition("%")
+        try:
+            ipaddress.IPv6Address(addr)
+        except ValueError:
+            return bad
+        if "%" in v6 and not SCOPE.match(zone):
+            return bad
+        return v6, None
+    if DOTTED_NUMBERS.match(text):  # numbers only: an IPv4 address or nothing
+        try:
+            ipaddress.IPv4Address(text)
+        except ValueError:
+            return bad
+        return text, None
+    labels = text[:-1] if text.endswith(".") else text  # a trailing dot: a full name
+    if len(labels) > 253 or not all(LABEL.match(x) for x in labels.split(".")):
+        return bad
+    return text, None
+
+
+def user_problem(user: str) -> str | None:
+    """POSIX's portable user name: letters, digits, '.', '_' and '-', not first."""
+    if USER.match(user) and len(user) <= USER_MAX:
+        return None
+    return (f"{user!r} is not a user name: letters, digits, '.', '_' and '-' (not first), "
+            f"at most {USER_MAX}")
+
+
+def port_number(value: Any) -> int | None:
+    """A port, 1-65535: a whole number, or its digits (ASCII) as text."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        return None
+    if isinstance(value, str):
+        if not value.strip().isascii() or not value.strip().isdigit():
+            return None
+        value = int(value.strip())
+    return value if 0 < value < 65536 else None
+
+
+def fio_path_problem(text: str) -> str | None:
+    """Why fio cannot use `text` as a target path, or None: it would read it as something
+    else. The one rule for a host's target and the scenario's own (plan/model.py)."""
+    if any(unicodedata.category(c) == "Cc" for c in text) or \
+            any(k in text for k in FIO_KEYWORDS):
+        return (f"fio cannot use the target path {text!r}: control characters, `${{`, "
+                f"$ncpus, $pagesize and $mb_memory are read as something else; choose "
+                f"another path")
+    return None
+
+
+def path_problem(text: str) -> str | None:
+    """Why a target path (assay_path, assay_device) cannot be used: not absolute, or fio
+    would read it as something else. `assay plan`, `assay hosts check` and `assay run` read
+    the inventory through here: what one refuses, all refuse."""
+    if not text.startswith("/"):
+        return f"{text!r} must be an absolute path"
+    return fio_path_problem(text)

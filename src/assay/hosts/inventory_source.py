@@ -7,6 +7,13 @@ before any section are `ungrouped`. A value is a Python literal when it reads as
 (`2222`, `[1, 2]`, `'quoted'`), else the text, as Ansible's ast.literal_eval gives it.
 YAML: groups at the top, each `{hosts, children, vars}`. Host patterns expand (hostpattern).
 `ansible_group_priority` in a group's inventory vars is the group's priority, not a variable.
+
+A host's name becomes a directory of the run (`hosts/NAME/`), a `host_vars/NAME` lookup and,
+without ansible_host, the address ssh is given: it is letters, digits and `. _ - :`, never
+`.` or `..`, never starting with `-`, at most NAME_MAX characters (name_problem says which
+character is wrong). At most MAX_HOSTS hosts, and MAX_ENTRIES host entries over all groups
+(a host in three groups counts three times), each pattern counted before it is expanded.
+Everything an issue shows is shown visibly: control, bidi and zero-width characters escaped.
 """
 
 from __future__ import annotations
@@ -14,10 +21,11 @@ from __future__ import annotations
 import ast
 import re
 import shlex
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.hosts.hostpattern import RangeError, expand
+from assay.hosts.hostpattern import MAX_HOSTS, RangeError, TooManyHosts, expand, size
 from assay.scenario.yamlsource import Issue, ScenarioInvalid, YamlSource, load_yaml
 
 NAME = re.compile(r"^[A-Za-z0-9_.:-]+$")
@@ -25,6 +33,52 @@ GROUP = re.compile(r"^[A-Za-z0-9_-]+$")
 SECTION = re.compile(r"^\[([^:\]\s]+)(?::(\w+))?\]\s*(?:#.*)?$")
 CHILD = re.compile(r"^([^:\]\s]+)\s*(?:#.*)?$")
 PRIORITY = "ansible_group_priority"
+NAME_MAX = 250  # a file name holds 255 bytes: host_vars/NAME.json must still be one
+MAX_ENTRIES = 10 * MAX_HOSTS  # hosts listed in groups, a host counted once per listing
+NAME_CHARS = "letters, digits and . _ - :"
+
+
+def visible(text: str) -> str:
+    """`text` with every character a terminal would not show as itself (control, bidi,
+    zero-width, other non-printable) as an escape: `\x1b`, `\u202e`."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
+
+
+def invisible(text: str) -> str | None:
+    """Why `text` cannot be a name or a value assay passes on: the first control (Cc) or
+    format (Cf: bidi, zero-width) character in it, described; None if there is none."""
+    if text.isascii() and text.isprintable():
+        return None
+    for c in text:
+        kind = unicodedata.category(c)
+        if kind == "Cc":
+            return f"holds the control character {c!r}"
+        if kind == "Cf":
+            return (f"holds the invisible character U+{ord(c):04X} "
+                    f"({unicodedata.name(c, 'format character').lower()}), which makes "
+                    "text read other than it is")
+    return None
+
+
+def name_problem(name: str) -> str | None:
+    """Why `name` cannot be a host's name in assay (None: it can)."""
+    if why := invisible(name):
+        return f"the host name {why}: not allowed"
+    if name in (".", ".."):
+        return (f"{name!r} is not a host name: it would be the run's own directory (and "
+                "host_vars/ itself)")
+    bad = [] if NAME.match(name) else sorted({c for c in name if not NAME.match(c)})
+    if bad:
+        return (f"a host name is {NAME_CHARS}, not {' '.join(repr(c) for c in bad)} (no "
+                "spaces, '/' or shell characters)")
+    if name.startswith("-"):
+        return "a host name does not start with '-' (ssh would read it as an option)"
+    if len(name) > NAME_MAX:
+        return f"a host name of {len(name)} characters: at most {NAME_MAX}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -35,7 +89,7 @@ class At:
     line: int | None
 
     def issue(self, what: str, message: str) -> Issue:
-        return Issue(self.file, self.line, what, message)
+        return Issue(self.file, self.line, visible(what), visible(message))
 
 
 Var = tuple[Any, At]
@@ -57,6 +111,8 @@ class Raw:
     hosts: dict[str, At] = field(default_factory=dict)  # each host's first declaration
     hostvars: dict[str, dict[str, Var]] = field(default_factory=dict)
     issues: list[Issue] = field(default_factory=list)
+    entries: int = 0  # hosts listed in groups so far (MAX_ENTRIES)
+    full: bool = False  # a bound was reached: no more hosts are read
 
     def __post_init__(self) -> None:
         self.group("all", At(self.file, None))
@@ -64,9 +120,12 @@ class Raw:
 
     def group(self, name: str, at: At) -> Group:
         if name not in self.groups:
-            if not GROUP.match(name):
+            if why := invisible(name):
+                self.issues.append(at.issue(name, f"the group name {why}: not allowed"))
+            elif not GROUP.match(name) or len(name) > NAME_MAX:
                 self.issues.append(at.issue(name, "a group name is letters, digits, _ and - "
-                                            "(assay places workloads by group name)"))
+                                            f"(at most {NAME_MAX}; assay places workloads "
+                                            "by group name)"))
             self.groups[name] = Group(at)
         return self.groups[name]
 
@@ -80,22 +139,48 @@ class Raw:
         self.groups[group].vars[key] = (value, at)
 
     def add_hosts(self, group: str, pattern: str, at: At, hvars: dict[str, Any]) -> None:
+        if self.full:
+            return
         try:
+            n = size(pattern)  # counted, not made
+            if n > MAX_HOSTS:
+                raise TooManyHosts(f"it stands for {n:,} hosts; assay reads at most "
+                                   f"{MAX_HOSTS:,} hosts in an inventory")
+            if self.entries + n > MAX_ENTRIES:
+                raise TooManyHosts(f"the groups list more than {MAX_ENTRIES:,} hosts (a host "
+                                   "counted once in each group); assay reads at most "
+                                   f"{MAX_HOSTS:,} hosts in an inventory")
             names, port = expand(pattern)
+        except TooManyHosts as e:
+            self.issues.append(at.issue(pattern, str(e)))
+            self.full = True
+            return
         except RangeError as e:
             self.issues.append(at.issue(pattern, f"not a host range Ansible expands: {e}"))
             return
+        self.entries += len(names)
+        refused: list[tuple[str, str]] = []  # one issue for a pattern, not one per name
         for name in names:
-            if not NAME.match(name):
-                self.issues.append(at.issue(name, "a host name is letters, digits and . _ - : "
-                                            "(no spaces or shell characters)"))
+            if why := name_problem(name):
+                refused.append((name, why))
                 continue
+            if name not in self.hosts and len(self.hosts) >= MAX_HOSTS:
+                self.issues.append(at.issue(pattern, f"more than {MAX_HOSTS:,} hosts: assay "
+                                            f"reads at most {MAX_HOSTS:,} hosts in an "
+                                            "inventory"))
+                self.full = True
+                return
             if name not in self.hosts:
                 self.hosts[name] = at
                 if port is not None:  # Ansible: a port in the pattern counts where first seen
                     self.hostvars.setdefault(name, {})["ansible_port"] = (port, at)
             self.group(group, at).hosts.setdefault(name, at)
             self.hostvars.setdefault(name, {}).update({k: (v, at) for k, v in hvars.items()})
+        if refused:
+            name, why = refused[0]
+            more = f" (and {len(refused) - 1:,} more names of {pattern!r})" \
+                if len(refused) > 1 else ""
+            self.issues.append(at.issue(name, why + more))
 
 
 def ini_value(text: str) -> Any:

@@ -3,9 +3,13 @@
 Every command is an argv list, quoted with shlex for the remote shell, so a host name, path
 or scenario name with shell characters in it is passed as data and executes nothing. The
 client runs with BatchMode=yes (never a prompt), StrictHostKeyChecking=yes (or accept-new
-when asked, explicitly) and multiplexed over one master connection whose control socket
-lives in a private temporary directory (0700) that `close()` removes. Nothing secret is
-written anywhere: the key stays where the user keeps it and only its path is passed on.
+when asked, explicitly), RequestTTY=no (a terminal would keep remote commands alive past
+the end of stdin, and mix their stderr into stdout) and multiplexed over one master
+connection whose control socket lives in a private temporary directory (0700) that
+`close()` removes. Paths given to ssh as options (the key, known_hosts, the control socket)
+are quoted as ssh reads its options (config_path): a space or a % in them is the path's, not
+ssh's. Nothing secret is written anywhere: the key stays where the user keeps it and only
+its path is passed on.
 
 `popen` starts a long-running command (fio) whose remote process dies with the session: the
 remote side is a small sh wrapper that starts the command in a new session (its own process
@@ -49,6 +53,21 @@ WRAPPER = (
 )
 
 
+SAFE_VALUE = re.compile(r"^[A-Za-z0-9/._+,:@~-]+$")
+
+
+def config_path(path: str) -> str:
+    """A path as ssh must be given it in `-o Keyword=VALUE`: ssh splits the value of its
+    options like a shell of its own (UserKnownHostsFile into several files at a space,
+    ControlPath and IdentityFile refused with "extra arguments"), and expands %-tokens in
+    all three; so `%` is doubled and a value with anything but plain characters is put in
+    double quotes, `\\` and `"` escaped, as ssh's own argument splitting reads them."""
+    value = path.replace("%", "%%")
+    if SAFE_VALUE.match(value):
+        return value
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 class SshError(UserError):
     """The host cannot be reached, or refused us; the message says what to fix."""
 
@@ -88,19 +107,20 @@ class SshHost:
         opts = {
             "BatchMode": "yes",
             "StrictHostKeyChecking": "accept-new" if self.accept_new else "yes",
-            "ControlPath": str(self.control),
+            "ControlPath": config_path(str(self.control)),  # $TMPDIR may hold a space, a %
             "ConnectTimeout": str(self.connect_timeout),
             "ServerAliveInterval": "5",
             "ServerAliveCountMax": "3",
             "Port": str(h.port),
         }
         if self.known_hosts:
-            opts["UserKnownHostsFile"] = self.known_hosts
+            opts["UserKnownHostsFile"] = config_path(self.known_hosts)
         if h.user:
             opts["User"] = h.user
         if h.key_file:
-            opts["IdentityFile"] = h.key_file
+            opts["IdentityFile"] = config_path(h.key_file)
             opts["IdentitiesOnly"] = "yes"
+        opts["RequestTTY"] = "no"  # never a terminal, whatever a config file (-F) says
         out: list[str] = []
         for key, value in opts.items():
             out += ["-o", f"{key}={value}"]
@@ -224,7 +244,7 @@ def explain(host: Host, stderr: str, known_hosts: str | None) -> str:
     who = f"{host.name} ({host.address}:{host.port})"
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
     m = OFFENDING.search(stderr)
-    kh = known_hosts or "~/.ssh/known_hosts"
+    kh = shlex.quote(known_hosts) if known_hosts else "~/.ssh/known_hosts"  # for a shell
     key = host.address if host.port == 22 else f"[{host.address}]:{host.port}"
     if "REMOTE HOST IDENTIFICATION HAS CHANGED" in stderr or m:
         where = f"{m.group(1)} line {m.group(2)}" if m else kh

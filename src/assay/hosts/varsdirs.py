@@ -37,10 +37,15 @@ class VarsDirs:
         return self._vars("host_vars", name)
 
     def _vars(self, kind: str, name: str) -> dict[str, Var]:
-        if self.base is None or self.shown is None or name.startswith("/"):
-            return {}
+        if self.base is None or self.shown is None or not lookup_name(name):
+            return {}  # a name refused by the inventory (its issue says why) reads nothing
         out: dict[str, Var] = {}
-        for f in files_for(self.base / kind, name):
+        try:
+            found = files_for(self.base / kind, name)
+        except OSError as e:  # a name too long for the file system, a loop of links, ...
+            self.issues.append(Issue(str(self.shown / kind), None, "", f"cannot read it: {e}"))
+            return out
+        for f in found:
             out.update(self._file(f, str(self.shown / f.relative_to(self.base))))
         return out
 
@@ -76,6 +81,12 @@ class VarsDirs:
         return out
 
 
+def lookup_name(name: str) -> bool:
+    """Whether `name` may be looked up as a file in group_vars/ or host_vars/: one file
+    name, not `.` or `..` (which would read the directory above), no `/`, no NUL."""
+    return name not in ("", ".", "..") and "/" not in name and "\0" not in name
+
+
 def files_for(where: Path, name: str) -> list[Path]:
     """The files that hold NAME's variables under `where`, in the order they apply."""
     if not where.is_dir():
@@ -86,14 +97,18 @@ def files_for(where: Path, name: str) -> list[Path]:
     return []
 
 
-def _tree(d: Path) -> list[Path]:
+def _tree(d: Path, seen: frozenset[str] = frozenset()) -> list[Path]:
+    """The files below `d`, in order; a link back to a directory above is not followed."""
+    real = os.path.realpath(d)
+    if real in seen:
+        return []
     out: list[Path] = []
     for entry in sorted(os.listdir(d)):
         if entry.startswith(".") or entry.endswith("~"):
             continue
         p, ext = d / entry, os.path.splitext(entry)[1]
         if p.is_dir() and not ext:
-            out += _tree(p)
+            out += _tree(p, seen | {real})
         elif p.is_file() and (not ext or ext in EXTENSIONS):
             out.append(p)
     return out

@@ -17,7 +17,7 @@ from typing import Any
 from assay import actions as action_registry
 from assay import workloads
 from assay.fio.jobfile import fio_seconds
-from assay.hosts.inventory import Host
+from assay.hosts.inventory import Host, fio_path_problem
 from assay.hosts.selection import PlacementError, one_host
 from assay.integrity.check import check as check_integrity
 from assay.integrity.check import writing
@@ -29,7 +29,7 @@ from assay.metrics.summary import ComponentInfo
 from assay.plan import failover, pacing
 from assay.plan.instances import in_subdir
 from assay.plan.limits import check as check_rates
-from assay.plan.model import Plan, path_problem, render_jobfiles
+from assay.plan.model import Plan, render_jobfiles
 from assay.plan.placement import place
 from assay.plan.sources import read_scenario
 from assay.plan.steps import check_steps
@@ -85,7 +85,7 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
         target(sc.target)
     issues: list[Issue] = []
     src = resolved.source
-    if sc.target.path and (problem := path_problem(sc.target.path)):
+    if sc.target.path and (problem := fio_path_problem(sc.target.path)):
         issues.append(src.issue(("target", "path"), problem))  # --path: before any directory
     run_seconds = duration if duration is not None else sc.timeline.duration
     ctx = BuildContext(seed=sc.seed, duration=run_seconds, warmup=sc.timeline.warmup,

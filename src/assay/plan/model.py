@@ -10,13 +10,12 @@ stores, and a user can rerun it by hand:
 
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from assay.exitcodes import UserError
 from assay.fio.jobfile import FioJob, Options, fio_seconds, render
-from assay.hosts.inventory import Host
+from assay.hosts.inventory import Host, fio_path_problem
 from assay.integrity.fiojobs import prefill_options
 from assay.metrics.sampler import ComponentSpec
 from assay.metrics.summary import ComponentInfo
@@ -36,26 +35,12 @@ VARIABLES_NOTE = (f"${{{TARGET_VAR}}} and ${{{DIRECT_VAR}}} are set by assay whe
                   f"(run.json records their values)")
 
 
-# fio substitutes these in any value, after the variables: a path holding one is not the path
-_FIO_KEYWORDS = ("${", "$pagesize", "$mb_memory", "$ncpus")
-
-
-def path_problem(text: str) -> str | None:
-    """Why fio cannot use `text` as the target path, or None (planning asks it too)."""
-    if any(unicodedata.category(c) == "Cc" for c in text) or \
-            any(k in text for k in _FIO_KEYWORDS):
-        return (f"fio cannot use the target path {text!r}: control characters, `${{`, "
-                f"$ncpus, $pagesize and $mb_memory are read as something else; choose "
-                f"another path")
-    return None
-
-
 def variables(directory: Path, direct: bool) -> dict[str, str]:
     """The values of the job files' variables for a run. fio reads `:` in `directory=` as a
     separator (escaped `\\:`); `;` and `#`, comments in a job file, are safe in a variable's
     value. A path fio would still read as something else is refused (UserError)."""
     text = str(directory)
-    if problem := path_problem(text):
+    if problem := fio_path_problem(text):
         raise UserError(problem)
     return {TARGET_VAR: text.replace(":", "\\:"), DIRECT_VAR: str(int(direct))}
 
