@@ -28,6 +28,22 @@ def shown(text: str | None) -> str:
     return escape(printable(text or ""))
 
 
+def when(started: float | None) -> str:
+    """Local time of a start, or `-` where there is none this platform can convert."""
+    try:
+        return time.strftime("%Y-%m-%d %H:%M", time.localtime(started)) if started else "-"
+    except (OverflowError, ValueError, OSError):
+        return "-"
+
+
+def summary(text: str | None) -> dict[str, object]:
+    try:
+        s = json.loads(text or "{}")
+    except (ValueError, RecursionError):
+        return {}
+    return s if isinstance(s, dict) else {}
+
+
 @click.command("runs")
 @click.option("--scenario", help="Only runs whose scenario name contains this.")
 @click.option("--limit", default=30, show_default=True, type=click.IntRange(min=1),
@@ -40,7 +56,9 @@ def command(scenario: str | None, limit: int, json_mode: bool, rebuild: bool,
             results: Path | None) -> None:
     """List stored runs, newest first.
 
-    A run that says `running` but whose process is gone is shown as `crashed`.
+    A run that says `running` but whose process is gone is shown as `crashed`; a run whose
+    run.json is damaged is listed as `unreadable`, and what is wrong with it is said on
+    standard error (`damaged` in the JSON).
     """
     root = results_root(results)
     catalogue = Catalogue(root)
@@ -56,7 +74,10 @@ def command(scenario: str | None, limit: int, json_mode: bool, rebuild: bool,
         if r["status"] == "crashed":
             r["last_t"] = last_second(Path(r["path"]))
     if catalogue.notice:
-        click.echo(f"note: {catalogue.notice}", err=True)
+        click.echo(f"note: {printable(catalogue.notice)}", err=True)
+    for r in rows:  # each damaged run once, with what is wrong; the others are listed as ever
+        if r["damaged"]:
+            click.echo(f"damaged: {printable(r['id'])}: {printable(r['damaged'])}", err=True)
     if json_mode:
         click.echo(json.dumps([{k: r[k] for k in r if k != "mtime"} for r in rows], indent=2))
         return
@@ -67,16 +88,15 @@ def command(scenario: str | None, limit: int, json_mode: bool, rebuild: bool,
     for col in ("id", "scenario", "started", "status", "thresholds", "target"):
         t.add_column(col)
     for r in rows:
-        try:
-            s = json.loads(r["summary"] or "{}")
-        except ValueError:
-            s = {}
+        s = summary(r["summary"])
         grade = f"{s.get('passed') or 0} ok / {s.get('failed') or 0} failed"
         if r["status"] == "completed":
             grade = "none: nothing graded"
         elif r["status"] == "incomplete":
             grade = f"{s.get('not_graded') or 0} not graded"
-        started = time.strftime("%Y-%m-%d %H:%M", time.localtime(r["started"] or 0))
+        if r["damaged"]:
+            grade = "-"
+        started = when(r["started"])
         style = STATUS_STYLE.get(r["status"]) or _EXTRA_STYLE.get(r["status"], "")
         status = f"[{style}]{shown(r['status'])}[/]" if style else shown(r["status"])
         if r.get("last_t") is not None:

@@ -5,6 +5,11 @@ compares it with the directories (their names and run.json times) and brings it 
 a missing file, a file that is not a catalogue, a run without a row or a row without a run is
 repaired from the directories. Where it cannot be written (a read-only results directory, a
 full disk) runs are listed from the directories alone and `notice` says so.
+
+A damaged run.json (too large, too deep, not JSON, a listed field of the wrong type or a time
+no run can have: results/record.py) spoils only its own row: the run is listed as
+`unreadable` with the reason in `damaged`, and every other run is listed as before. A row read
+back from the index is checked again (the index is a file anyone may have edited).
 """
 
 from __future__ import annotations
@@ -17,11 +22,16 @@ from pathlib import Path
 from typing import Any
 
 from assay.results.liveness import effective_status
+from assay.results.printable import printable
+from assay.results.record import Listed, RecordError, parse_listed, sane_time
+from assay.results.rundir import read_document
 
-VERSION = 2  # PRAGMA user_version; a catalogue of another version is rebuilt
+VERSION = 3  # PRAGMA user_version; a catalogue of another version is rebuilt
 RUN_FILE = "run.json"
+UNREADABLE = "unreadable"  # the status of a run whose run.json is damaged
+LISTED = tuple(Listed.model_fields)  # the keys of run.json a row is made from
 COLUMNS = ("id", "path", "scenario", "started", "duration_s", "status", "target", "platform",
-           "summary", "parent", "mtime")
+           "summary", "parent", "mtime", "damaged")
 _SCHEMA = f"""
 CREATE TABLE runs (
     id TEXT PRIMARY KEY,
@@ -34,7 +44,8 @@ CREATE TABLE runs (
     platform TEXT,
     summary TEXT,
     parent TEXT,
-    mtime REAL
+    mtime REAL,
+    damaged TEXT
 );
 CREATE INDEX runs_started ON runs(started);
 PRAGMA user_version = {VERSION};
@@ -100,13 +111,13 @@ class Catalogue:
         dirs = self.run_dirs()
         try:
             rows = self._synced(dirs)
-        except (sqlite3.Error, OSError) as e:
+        except (sqlite3.Error, OSError, UnicodeError) as e:
             self.notice = (f"the catalogue {self.file} cannot be updated ({_reason(e)}); "
                            f"runs are listed from their directories")
             rows = [dict(zip(COLUMNS, _row(p), strict=True)) for p in dirs.values()]
         for r in rows:
             if r["status"] == "running":  # the only status that can be out of date
-                r["status"] = effective_status(_read(Path(r["path"])) or {}, Path(r["path"]))
+                r["status"] = effective_status(_read(Path(r["path"]))[0] or {}, Path(r["path"]))
         return rows
 
     def list(self, limit: int = 50, scenario: str | None = None) -> Rows:
@@ -123,8 +134,9 @@ class Catalogue:
         if _is_file(p / RUN_FILE):
             return p
         rows = self.rows()
-        if ref == "last":
-            return Path(max(rows, key=lambda r: r["started"] or 0)["path"]) if rows else None
+        if ref == "last":  # the newest run that can be read: a damaged one is skipped
+            good = [r for r in rows if not r["damaged"]]
+            return Path(max(good, key=lambda r: r["started"] or 0)["path"]) if good else None
         matches = self.matches(ref, rows)
         return Path(matches[0]["path"]) if len(matches) == 1 else None
 
@@ -150,7 +162,7 @@ class Catalogue:
                     con.executemany("DELETE FROM runs WHERE id = ?", gone)
                     con.executemany(_INSERT, fresh)
             cur = con.execute(f"SELECT {', '.join(COLUMNS)} FROM runs")
-            return [dict(zip(COLUMNS, row, strict=True)) for row in cur]
+            return [_checked(dict(zip(COLUMNS, row, strict=True))) for row in cur]
         finally:
             con.close()
 
@@ -191,12 +203,20 @@ def _is_file(path: Path) -> bool:
         return False
 
 
-def _read(run_dir: Path) -> dict[str, Any] | None:
+def _read(run_dir: Path) -> tuple[dict[str, Any] | None, str]:
+    """run.json decoded, or None and why not (results/record.py: size, depth, JSON)."""
     try:
-        data = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+        return read_document(run_dir / RUN_FILE), ""
+    except FileNotFoundError:
+        return None, f"no {RUN_FILE}"
+    except RecordError as e:
+        return None, _why(str(e), run_dir)
+
+
+def _why(message: str, run_dir: Path) -> str:
+    """A RecordError's message without the path (the row names the run), on one line."""
+    text = message.replace(printable(str(run_dir / RUN_FILE)), RUN_FILE)
+    return _text(text.replace(":\n  ", ": ").replace("\n  ", "; "))
 
 
 def _mtime(run_dir: Path) -> float | None:
@@ -207,30 +227,70 @@ def _mtime(run_dir: Path) -> float | None:
 
 
 def _row(run_dir: Path) -> tuple[Any, ...]:
-    """The index row of a run directory; an unreadable run.json still gets a row, so the run
-    is listed (as `unreadable`) rather than lost."""
-    data = _read(run_dir)
+    """The index row of a run directory; a damaged run.json still gets a row, so the run is
+    listed (as `unreadable`, with the reason) rather than lost, or losing the others."""
     mtime = _mtime(run_dir)
-    if data is None:
-        return (run_dir.name, str(run_dir), "", mtime, None, "unreadable", "", "", "{}", None,
-                mtime)
-    scenario, target, verdict = (_mapping(data.get(k)) for k in ("scenario", "target", "verdict"))
-    return (run_dir.name, str(run_dir), str(scenario.get("name") or ""),
-            _number(data.get("started")), _number(data.get("elapsed_s")),
-            str(data.get("status") or "unknown"),
-            str(target.get("path") or target.get("device") or ""),
-            str(target.get("platform") or ""),
-            json.dumps({"passed": verdict.get("passed"), "failed": verdict.get("failed"),
-                        "not_graded": verdict.get("not_graded")}),
-            data.get("parent") if isinstance(data.get("parent"), str) else None, mtime)
+    data, why = _read(run_dir)
+    name, path = _text(run_dir.name), _text(str(run_dir))
+    if not _text_ok(str(run_dir)):
+        why = "its directory's name is not UTF-8 text: rename it to list it"
+    listed = None
+    if data is not None and not why:
+        try:  # a name that is not UTF-8 (os.fsdecode's lone surrogates) is kept, escaped
+            listed = parse_listed({k: _texts(data[k]) for k in LISTED if k in data}, RUN_FILE)
+        except RecordError as e:
+            why = _why(str(e), run_dir)
+    if listed is None:
+        return (name, path, "", sane_time(mtime), None, UNREADABLE, "", "", "{}", None,
+                mtime, why or "unreadable")
+    target, verdict = listed.target, listed.verdict
+    return (name, path, _text(listed.scenario.name or ""), listed.started, listed.elapsed_s,
+            _text(listed.status or "unknown"), _text(target.path or target.device or ""),
+            _text(target.platform or ""),
+            json.dumps({"passed": verdict.passed, "failed": verdict.failed,
+                        "not_graded": verdict.not_graded}),
+            None if listed.parent is None else _text(listed.parent), mtime, None)
 
 
-def _mapping(v: Any) -> dict[str, Any]:
-    return v if isinstance(v, dict) else {}
+def _texts(value: Any) -> Any:
+    """`_text` of every string of a decoded value (bounded in depth by record.decode)."""
+    if isinstance(value, str):
+        return _text(value)
+    if isinstance(value, dict):
+        return {_texts(k): _texts(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_texts(v) for v in value]
+    return value
 
 
-def _number(v: Any) -> float | None:
-    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+def _text_ok(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _text(text: str) -> str:
+    """Text SQLite and JSON can hold: a lone surrogate (a name that is not UTF-8) escaped."""
+    return text if _text_ok(text) else text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _checked(row: dict[str, Any]) -> dict[str, Any]:
+    """A row read back from the index with the types a reader expects (text, sane times)."""
+    for key in ("started", "duration_s"):
+        row[key] = sane_time(row[key])
+    for key in ("id", "path", "scenario", "status", "target", "platform", "summary"):
+        if not isinstance(row[key], str):
+            row[key] = "" if row[key] is None else str(row[key])
+    if len(row["summary"]) > 200:  # three counts: anything longer is not one
+        row["summary"] = "{}"
+    for key in ("parent", "damaged"):
+        if row[key] is not None and not isinstance(row[key], str):
+            row[key] = str(row[key])
+    if not isinstance(row["mtime"], int | float):
+        row["mtime"] = None
+    return row
 
 
 def _reason(e: Exception) -> str:

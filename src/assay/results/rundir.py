@@ -20,9 +20,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from assay.results.printable import printable_tree
+from assay.results.printable import printable, printable_tree
+from assay.results.record import MAX_BYTES, RecordError, RunRecord, decode, parse_record
 from assay.results.record import SCHEMA_VERSION as RECORD_VERSION
-from assay.results.record import RecordError, RunRecord, parse_record
 
 SCHEMA_VERSION = 1  # of the other files (events, series); run.json has RECORD_VERSION
 RECORD = "run.json"
@@ -126,26 +126,35 @@ class RunDir:
 
 
 def read_json(path: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return data
+    """A JSON object assay stored (a RecordError when it is damaged: see read_document)."""
+    return read_document(path)
+
+
+def read_document(path: Path) -> dict[str, Any]:
+    """A stored JSON object (run.json, a search record), read through record.decode: at most
+    MAX_BYTES of it, nested at most MAX_DEPTH deep. FileNotFoundError when there is none; a
+    RecordError naming the file and the reason when it cannot be read or is damaged."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_BYTES + 1)
+    except FileNotFoundError:
+        raise
+    except OSError as e:
+        raise RecordError(f"cannot read {printable(str(path))}: {e.strerror or e}") from None
+    return decode(raw, printable(str(path)))
 
 
 def read_record(run_dir: Path) -> RunRecord:
     """The run record of a run directory (any record version); a RecordError, with the file
-    and what is wrong, for a missing, unreadable, torn or invalid run.json."""
+    and what is wrong, for a missing, unreadable, torn, damaged or invalid run.json."""
     path = run_dir / RECORD
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_document(path)
     except FileNotFoundError:
-        raise RecordError(f"{run_dir}: no {RECORD} (not a run directory)") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise RecordError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
-    try:
-        data = json.loads(text)
-    except ValueError as e:
-        raise RecordError(f"{path} is corrupt: not valid JSON ({e})") from None
+        raise RecordError(f"{printable(str(run_dir))}: no {RECORD} (not a run directory)") \
+            from None
     # for the readers (show, report, compare): a stored name may hold escape sequences
-    return parse_record(printable_tree(data), str(path))
+    return parse_record(printable_tree(data), printable(str(path)))
 
 
 def read_ndjson(path: Path) -> Iterator[dict[str, Any]]:

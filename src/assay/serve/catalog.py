@@ -4,6 +4,9 @@ Rows come from the catalogue (results/catalogue.py, which keeps itself in step w
 directories); host, description and the scenario's fields are read from each run.json, so a
 filter such as `compression` matches any fact of the run (`plan.workloads.db.data.
 compressibility`) by the last parts of its key.
+
+A damaged run.json (results/record.py) is listed as `unreadable` with the reason and read no
+further; the counts, times and names listed come from the catalogue's checked row.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from typing import Any
 from assay.report.diff import flatten
 from assay.results.catalogue import Catalogue
 from assay.results.liveness import effective_status
+from assay.results.record import RecordError
+from assay.results.rundir import read_document
 
 FILTERS = ("scenario", "platform", "status", "host", "since", "until", "field", "value")
 RECORD_KINDS = {"search": "searches", "sweep": "sweeps"}
@@ -42,11 +47,11 @@ class Filters:
 
 
 def read_json(path: Path) -> dict[str, Any]:
+    """A stored JSON object, or {} when it is missing, unreadable or damaged."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return read_document(path)
+    except (OSError, RecordError):
         return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _mapping(v: Any) -> dict[str, Any]:
@@ -58,6 +63,21 @@ def _day(value: str) -> dt.date | None:
         return dt.date.fromisoformat(value)
     except ValueError:
         return None
+
+
+def _local_day(started: float | None) -> dt.date | None:
+    try:
+        return dt.datetime.fromtimestamp(started).date() if started else None
+    except (OverflowError, ValueError, OSError):
+        return None
+
+
+def _summary(text: str) -> dict[str, Any]:
+    try:
+        data = json.loads(text or "{}")
+    except (ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def fact_matches(facts: dict[str, str], field: str, value: str) -> bool:
@@ -101,14 +121,14 @@ def runs(root: Path, f: Filters) \
     since, until = _day(f.since), _day(f.until)
     for r in rows:
         path = Path(r["path"])
-        record = read_json(path / "run.json")
+        record = {} if r["damaged"] else read_json(path / "run.json")
         status = effective_status(record, path) if record else str(r["status"])
         hosts = hosts_of(record)
         choices["platform"].add(str(r["platform"] or ""))
         choices["status"].add(status)
         choices["host"].update(hosts)
         started = r["started"]
-        day = dt.datetime.fromtimestamp(started).date() if started else None
+        day = _local_day(started)
         scenario = _mapping(record.get("scenario"))
         if f.scenario and f.scenario.lower() not in str(r["scenario"]).lower():
             continue
@@ -120,13 +140,14 @@ def runs(root: Path, f: Filters) \
             continue
         if f.field and not fact_matches(run_facts(record), f.field, f.value):
             continue
-        verdict = _mapping(record.get("verdict"))
+        counts = _summary(r["summary"])  # checked as the catalogue lists it
+        reason = f"damaged: {r['damaged']}" if r["damaged"] else str(record.get("reason") or "")
         out.append({"id": r["id"], "scenario": r["scenario"],
                     "description": str(scenario.get("description") or ""),
                     "started": started, "duration_s": r["duration_s"], "status": status,
-                    "reason": str(record.get("reason") or ""), "platform": r["platform"],
+                    "reason": reason, "platform": r["platform"],
                     "target": r["target"], "hosts": hosts, "parent": r["parent"],
-                    "passed": verdict.get("passed"), "failed": verdict.get("failed")})
+                    "passed": counts.get("passed"), "failed": counts.get("failed")})
     out.sort(key=lambda x: x["started"] or 0, reverse=True)
     return out, {k: sorted(v - {""}) for k, v in choices.items()}, index.notice
 
