@@ -1,11 +1,13 @@
-"""`[ADDRESS:]PORT` as the listening verbs take it, and whether an address stays on this
-machine (shared by `assay run --metrics` and `assay serve`; no other imports)."""
+"""`[ADDRESS:]PORT` as the listening verbs take it, whether an address stays on this machine,
+and whether a request's Host header names this machine (shared by `assay run --metrics` and
+`assay serve`; no other imports)."""
 
 from __future__ import annotations
 
 import ipaddress
 
 LOOPBACK = "127.0.0.1"
+LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 
 
 def parse_address(value: str, option: str) -> tuple[str, int]:
@@ -27,3 +29,13 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def local_host_header(value: str | None) -> bool:
+    """Whether a Host header names this machine (localhost, 127.0.0.1 or [::1], any port).
+
+    A server on the loopback answers only such requests: a page elsewhere that points its
+    own DNS name at 127.0.0.1 (DNS rebinding) sends its own name, and is refused (403)."""
+    host = (value or "").strip().lower()
+    name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+    return name in LOCAL_NAMES or host in LOCAL_NAMES

@@ -1,8 +1,10 @@
 """The `/metrics` endpoint: the standard library's HTTP server in a daemon thread.
 
-It answers GET /metrics (and HEAD) and nothing else; it binds to the loopback unless told
-otherwise. Each scrape renders from LiveMetrics, negotiating OpenMetrics or text 0.0.4 from
-the scraper's Accept header as Prometheus' own client libraries do.
+It answers GET /metrics (and HEAD) and nothing else: other paths 404, other methods 405. It
+binds to the loopback unless told otherwise, and there answers only requests whose Host header
+names this machine (observe/address.py, the rule `assay serve` follows: no DNS rebinding).
+Each scrape renders from LiveMetrics, negotiating OpenMetrics or text 0.0.4 from the
+scraper's Accept header as Prometheus' own client libraries do.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from rich.console import Console
 from assay.exitcodes import UserError
 from assay.metrics.duetime import due_windows
 from assay.metrics.exposition import OPENMETRICS, TEXT, wants_openmetrics
-from assay.observe.address import is_loopback, parse_address
+from assay.observe.address import is_loopback, local_host_header, parse_address
 from assay.observe.live import LiveMetrics
 from assay.plan import Plan
 
@@ -37,11 +39,26 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer(body=False)
 
     def _refuse(self) -> None:
-        self.send_error(405, "only GET /metrics")
+        self.send_response(405, "only GET /metrics")
+        data = b"only GET /metrics\n"
+        self.send_header("Allow", "GET, HEAD")
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
 
-    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _refuse  # noqa: N815
+    def __getattr__(self, name: str) -> Any:
+        # every other method (TRACE, CONNECT, made-up ones) is 405 as documented, not the
+        # 501 http.server gives a method it has no do_ for
+        if name.startswith("do_"):
+            return self._refuse
+        raise AttributeError(name)
 
     def _answer(self, body: bool) -> None:
+        if self.server.local_only and not local_host_header(self.headers.get("Host")):
+            self.send_error(403, "unexpected Host header")  # a rebound DNS name
+            return
         if self.path.split("?", 1)[0] != "/metrics":
             self.send_error(404, "only /metrics")
             return
@@ -65,6 +82,7 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     metrics: LiveMetrics
+    local_only = True  # on the loopback: only requests naming this machine
 
 
 class MetricsServer:
@@ -78,6 +96,8 @@ class MetricsServer:
             raise UserError(f"--metrics {host}:{port}: cannot listen there: "
                             f"{e.strerror or e}") from None
         self.httpd.metrics = metrics
+        # beyond the loopback the name is the user's to choose, as for `assay serve`
+        self.httpd.local_only = is_loopback(host)
         self._thread = threading.Thread(target=self.httpd.serve_forever, name="assay-metrics",
                                         daemon=True)
 

@@ -11,10 +11,9 @@ from rich.console import Console
 from rich.table import Table
 
 from assay.report.downsample import envelope_xy
-from assay.report.rundata import CHART_METRICS, MAX_POINTS, MIN_DT, Column
+from assay.report.rundata import CHART_METRICS, MAX_POINTS, MIN_DT, Column, read_ndjson
 from assay.results.blocklog import read_rows
 from assay.results.record import RunRecord
-from assay.results.rundir import read_ndjson
 from assay.scenario.units import format_latency_ms
 
 
@@ -165,7 +164,9 @@ def host_series_rows(run_dir: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         yield from ((str(r.get("host")), r) for r in read_ndjson(old))
         return
     hosts = run_dir / "hosts"
-    for d in sorted(hosts.iterdir()) if hosts.is_dir() else ():
+    for d in sorted(hosts.iterdir()) if hosts.is_dir() and not hosts.is_symlink() else ():
+        if d.is_symlink():  # a host directory linked from elsewhere is not this run's
+            continue
         yield from ((d.name, r) for r in read_rows(d, "series"))
 
 

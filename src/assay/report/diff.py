@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from assay.results import safeopen
 from assay.results.record import RunRecord
 
 # changes every run and says nothing about the platform or the workload
@@ -72,13 +73,15 @@ def facts(run: RunRecord, run_dir: Path | None = None) -> dict[str, str]:
             for h, f in (cluster.get("hosts") or {}).items() if isinstance(f, dict)}}))
     if run_dir is not None:
         target_path = run.target.path
-        for p in sorted((run_dir / "hosts").glob("*/run.fio")):
-            try:
-                text = p.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
+        # each host's job file, opened inside the run directory (never through a link)
+        try:
+            with safeopen.Inside(run_dir) as held:
+                jobs = dict(held.files("hosts", "run.fio"))
+        except OSError:
+            jobs = {}
+        for host, text in jobs.items():
             for k, v in parse_jobfile(text, target_path).items():
-                out[f"fio.{p.parent.name}.{k}"] = v
+                out[f"fio.{host}.{k}"] = v
     return {k: v for k, v in out.items() if k not in VOLATILE}
 
 

@@ -20,7 +20,8 @@ from assay.report.cluster import cluster_data, host_io
 from assay.report.diff import flatten
 from assay.report.platform import platform_data
 from assay.report.salvage import measured, shout, status_label
-from assay.results.record import RunRecord
+from assay.results import safeopen
+from assay.results.record import RecordError, RunRecord
 from assay.results.rundir import read_record
 
 
@@ -62,8 +63,23 @@ def clean_json(value: Any) -> Any:
     return value
 
 
-def run_data(run_dir: Path, run: RunRecord) -> dict[str, Any]:
-    """The data a run report draws, from the stored files only."""
+def _verbatim(held: safeopen.Inside, name: str) -> str:
+    """A file of the run directory shown as written: '' when it is missing, a link, not a
+    regular file or hard-linked (results/safeopen.py)."""
+    try:
+        return held.read_text(name)
+    except OSError:
+        return ""
+
+
+def run_data(run_dir: Path, run: RunRecord, held: safeopen.Inside | None = None) \
+        -> dict[str, Any]:
+    """The data a run report draws, from the stored files only; the files it shows verbatim
+    (scenario.yaml, each host's run.fio) are opened inside `held`, the run directory held
+    open (opened here when not given), never through a link out of it."""
+    if held is None:
+        with safeopen.Inside(run_dir) as opened:
+            return run_data(run_dir, run, opened)
     cols = rundata.per_second(run_dir)
     last_t = max((c["t"][-1] for c in cols.values() if c["t"]), default=0.0)
     sc = run.scenario
@@ -95,14 +111,30 @@ def run_data(run_dir: Path, run: RunRecord) -> dict[str, Any]:
         # as stored: the report lists the facts the run recorded, no defaults
         "environment": sorted(flatten(run.environment.stored()).items()),
         "target": sorted(flatten(run.target.stored()).items()),
-        "scenario_yaml": rundata.read_text(run_dir / "scenario.yaml"),
-        "job_files": rundata.job_files(run_dir),
+        "scenario_yaml": _verbatim(held, "scenario.yaml"),
+        "job_files": rundata.job_files(held),
     })
 
 
-def build_report(run_dir: Path) -> str:
+def build_report(run_dir: Path, held: safeopen.Inside | None = None) -> str:
+    """The report of a stored run; `held`: its directory already held open (assay serve,
+    which refuses a linked run directory), else it is opened here."""
+    if held is None:
+        try:
+            opened = safeopen.Inside(run_dir)
+        except OSError:
+            read_record(run_dir)  # says what is wrong: no run directory, unreadable
+            raise
+        with opened:
+            return build_report(run_dir, opened)
+    try:
+        held.open("run.json", hard_links_ok=True).close()
+    except FileNotFoundError:
+        pass  # read_record says so
+    except OSError as e:  # a link, not a regular file: not read through
+        raise RecordError(f"{run_dir / 'run.json'}: {e.strerror or e}: not read") from None
     run = measured(run_dir, read_record(run_dir))  # a crashed run: what it measured
-    data = run_data(run_dir, run)
+    data = run_data(run_dir, run, held)
     label = status_label(run_dir, run)
     if label != run.status:
         data["run"]["status"], data["run"]["headline"] = label.split()[0], shout(label)

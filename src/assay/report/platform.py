@@ -3,11 +3,13 @@ the platform driver wrote it each second on the run's clock; see docs/platforms.
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
 
 from assay.report.downsample import envelope_xy
+from assay.results import safeopen
 
 SERIES = "platform.ndjson"
 MAX_POINTS = 2000
@@ -28,11 +30,12 @@ def state(row: dict[str, Any]) -> str:
 
 def platform_data(run_dir: Path) -> dict[str, Any] | None:
     """Band segments [t0, t1, state, label] and the charts' series; None without a series."""
-    path = run_dir / SERIES
-    if not path.exists():
+    try:  # a link out of the run directory is not read (results/safeopen.py)
+        raw = safeopen.open_file(run_dir / SERIES, hard_links_ok=True)
+    except OSError:
         return None
     rows = []
-    with open(path, encoding="utf-8") as fh:
+    with io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as fh:
         for line in fh:
             try:
                 row = json.loads(line)

@@ -7,8 +7,10 @@ read only for the whole-window percentile curve, streamed and capped.
 
 from __future__ import annotations
 
+import io
 import json
 import math
+import os
 from array import array
 from collections.abc import Iterable, Iterator
 from itertools import islice
@@ -17,10 +19,10 @@ from typing import Any
 
 from assay.metrics.histogram import Histogram
 from assay.report.downsample import envelope_xy
+from assay.results import safeopen
 from assay.results.blockformat import valid_row
 from assay.results.blockread import merged_bins, read_rows
 from assay.results.record import RunRecord
-from assay.results.rundir import read_ndjson
 
 CHART_METRICS = ("iops", "mbps", "lat_avg_ms", "lat_p99_ms")
 MAX_POINTS = 2000  # per line: more than a chart is pixels wide
@@ -30,10 +32,28 @@ MIN_DT = 0.5  # s: shorter intervals (a boundary stub) are too noisy to chart or
 
 
 def read_text(path: Path) -> str:
+    """A file shown verbatim: '' when missing, or when it is a link, not a regular file or
+    hard-linked (results/safeopen.py): a report shows only what the run directory holds."""
+    return safeopen.read_text(path)
+
+
+def read_ndjson(path: Path) -> Iterator[dict[str, Any]]:
+    """results/rundir.read_ndjson (mappings; a torn or damaged line skipped), the file opened
+    by results/safeopen.py: a link out of the run directory is not read."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        raw = safeopen.open_file(path, hard_links_ok=True)
     except OSError:
-        return ""
+        return
+    with io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict):
+                yield record
 
 
 def phases(run: RunRecord, last_t: float) -> list[dict[str, Any]]:
@@ -80,9 +100,11 @@ def steps(run_dir: Path) -> list[dict[str, Any]]:
 def _records(path: Path, batch: int = 20_000) -> Iterator[dict[str, Any]]:
     """NDJSON records, decoded a batch of lines at a time (one json call per batch is several
     times faster on day-long runs); a batch with a torn or bad line falls back line by line."""
-    if not path.exists():
+    try:
+        raw = safeopen.open_file(path, hard_links_ok=True)  # never through a link
+    except OSError:
         return
-    with open(path, encoding="utf-8", errors="replace") as fh:
+    with io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as fh:
         while True:
             taken = list(islice(fh, batch))  # stops at the end, not after `batch` reads
             if not taken:
@@ -217,8 +239,8 @@ def xray_bands(run: RunRecord) -> dict[str, list[float]]:
 
 def _sample_lines(path: Path, cap: int) -> Iterator[str]:
     """All lines of a small file; evenly spread slices of a large one (cap the work)."""
-    size = path.stat().st_size
-    with open(path, "rb") as fh:
+    with safeopen.open_file(path, hard_links_ok=True) as fh:
+        size = os.fstat(fh.fileno()).st_size
         if size <= cap:
             for line in fh:
                 yield line.decode("utf-8", "replace")
@@ -246,7 +268,10 @@ def latency_curves(run_dir: Path, run: RunRecord,
         return {"curves": {c: percentile_curve(Histogram(b)) for c, b in compact.items() if b},
                 "sampled": False}
     path = run_dir / "samples.ndjson"
-    if not path.exists():
+    try:
+        with safeopen.open_file(path, hard_links_ok=True) as fh:
+            size = os.fstat(fh.fileno()).st_size
+    except OSError:  # missing, or a link out of the run directory
         return {"curves": {}, "sampled": False}
     merged: dict[str, dict[str, int]] = {}  # bins summed with fio's string keys: no conversions
     for line in _sample_lines(path, cap):
@@ -264,7 +289,7 @@ def latency_curves(run_dir: Path, run: RunRecord,
             acc[k] = acc.get(k, 0) + v
     hists = {c: Histogram.from_fio(b) for c, b in merged.items()}
     return {"curves": {c: percentile_curve(h) for c, h in hists.items() if h},
-            "sampled": path.stat().st_size > cap}
+            "sampled": size > cap}
 
 
 def percentile_curve(h: Histogram, step: float = 0.02) -> list[list[float]]:
@@ -284,9 +309,13 @@ def percentile_curve(h: Histogram, step: float = 0.02) -> list[list[float]]:
     return out
 
 
-def job_files(run_dir: Path) -> dict[str, str]:
-    """host -> rendered fio job file, verbatim."""
-    hosts = run_dir / "hosts"
-    if not hosts.is_dir():
+def job_files(run_dir: Path | safeopen.Inside) -> dict[str, str]:
+    """host -> rendered fio job file, verbatim: hosts/<host>/run.fio, each opened inside the
+    run directory (a linked host directory or job file is left out)."""
+    if isinstance(run_dir, safeopen.Inside):
+        return dict(run_dir.files("hosts", "run.fio"))
+    try:
+        with safeopen.Inside(run_dir) as held:
+            return dict(held.files("hosts", "run.fio"))
+    except OSError:
         return {}
-    return {p.parent.name: read_text(p) for p in sorted(hosts.glob("*/run.fio"))}
