@@ -55,7 +55,7 @@ def initial_record(plan: Plan, run_id: str, platform: Platform, directory: Path,
                        for c in plan.components},
         "target": {**plan.scenario.target.model_dump(mode="json"),
                    "path": str(directory), "temporary": platform.temporary,
-                   **platform.facts(),
+                   **platform.facts(), **platform.made_facts(),
                    **(target_facts(str(directory), plan.dataset_bytes, direct)
                       if not device else {"backing": block_device_facts(device),
                                           "dataset_bytes": plan.dataset_bytes,

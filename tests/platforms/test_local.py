@@ -8,7 +8,7 @@ import pytest
 
 from assay import platforms
 from assay.platforms import local
-from assay.platforms.base import Platform
+from assay.platforms.base import MARK, Platform
 from assay.scenario.models import Target
 
 
@@ -24,4 +24,7 @@ def test_prepares_a_temporary_directory_and_records_itself(
     plat = local.Driver(Target())
     d = plat.prepare()
     assert d.is_dir() and d.parent == tmp_path and plat.temporary
+    st = d.stat()  # and the proof that it is the run's, for `assay clean`
     assert plat.facts() == {"platform": "local"}
+    made = plat.made_facts()["made"]
+    assert (made["dev"], made["ino"]) == (st.st_dev, st.st_ino) and (d / MARK).is_file()

@@ -49,8 +49,8 @@ def test_clean_removes_only_the_clusters_assay_made(tmp_path: Path):
     for name, path in (("db", mine), ("x", other)):
         (run / "postgres" / name).mkdir(parents=True)
         (run / "postgres" / name / "cluster.json").write_text(json.dumps({"data": str(path)}))
-    marker = mine.with_name("pg-db.run.json")
-    marker.write_text("{}")
+    marker = mine.with_name("pg-db.run.json")  # as agent/pgdata.py claims a copy
+    marker.write_text(json.dumps({"data": str(mine), "wal": None, "pid": 2 ** 22 + 1}))
     done = clean(run)
     assert not mine.exists() and not marker.exists() and (other / "PG_VERSION").exists()
     assert done == [f"removed the PostgreSQL cluster {mine} of crashed run run1"]

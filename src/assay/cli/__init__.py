@@ -75,9 +75,21 @@ def _crash_report() -> str:
     return path
 
 
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM ends a verb as Ctrl-C does: by an exception, so every `with` and `finally` on
+    the way out runs (temporary directories removed), and exit 130 `interrupted`. A verb with
+    handlers of its own (run, search, sweep, verify) sets them for its life and restores this
+    one after."""
+    raise KeyboardInterrupt()
+
+
 def main() -> None:
     # Ctrl-C works whatever we inherited (a script's `cmd &` starts us with SIGINT ignored)
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    # SIGTERM too, unless it was ignored on purpose (nohup-like): its default would end us
+    # at once, leaving what a `with` was to remove (`assay plan`'s scratch directory)
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminated)
     try:
         rc = cli.main(standalone_mode=False)
     except click.exceptions.Abort:

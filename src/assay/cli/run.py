@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from assay import leftovers
 from assay.cli.common import (
@@ -141,7 +142,8 @@ def command(scenario: str, duration: str | None, warmup: str | None, target_path
         runner = functools.partial(ssh_runner, hosts, accept_new=accept_new)
     root = results_root(results)
     for line in leftovers.clean(root):  # a crashed run's temporary target, cgroup
-        console.print(f"[yellow]cleaned:[/] {line}")
+        console.print(f"[yellow]{'left' if line.startswith('left ') else 'cleaned'}:[/] "
+                      f"{escape(line.removeprefix('left '))}", highlight=False, soft_wrap=True)
     banner(console, plan, f"{len(plan.hosts)} hosts: {where}" if plan.cluster is not None
            else f"{target.platform}: {where}")
     with serving(metrics_at, plan, console) as watcher:

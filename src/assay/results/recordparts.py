@@ -71,6 +71,16 @@ class BlockDevice(Record):
     loop_backing_file: str | None = None
 
 
+class MadeTarget(Record):
+    """The proof that a temporary target is its run's (platforms/base.py): the token of the mark
+    inside it and the directory's device and inode, as made. Runs before it have none, and
+    their temporary targets are never removed by `assay clean`."""
+
+    token: str
+    dev: int
+    ino: int
+
+
 class TargetInfo(Record):
     """The scenario's target, the platform driver's facts (more keys per platform, kept as
     extras) and the filesystem under the data files."""
@@ -95,6 +105,7 @@ class TargetInfo(Record):
     direct_io: bool | None = None
     blkio_limits: dict[str, str] = Field(default_factory=dict)
     removed: bool = False
+    made: MadeTarget | None = None  # a temporary target's proof that it is this run's
 
 
 class Environment(Record):
