@@ -3,6 +3,7 @@ one fio version on all of them. Every problem is a UserError naming its host."""
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -12,9 +13,11 @@ from assay.exitcodes import UserError
 from assay.hosts.check import FIO_MIN, fio_version
 from assay.participants.lags import HostLags
 from assay.plan import RUN_JOB, Plan
-from assay.platforms import rbdjobs
+from assay.plan.model import DIRECT_VAR, variables
+from assay.platforms import lock, rbdjobs
 from assay.prefill.files import DataFiles, claim, data_files, read, refuse_foreign
 from assay.runners.base import CommandResult, Powers, Runner
+from assay.runners.ssh import SshRunner
 
 # the host's facts, one line each ("-" when unknown): kernel, CPUs, memory (an integer: awk
 # prints large products in exponent form), the target's filesystem type and its free bytes
@@ -49,6 +52,7 @@ def check_host(plan: Plan, name: str, runner: Runner, env: dict[str, str], force
         raise UserError(f"{name}: {fio.stdout.strip()} is older than fio "
                         f"{'.'.join(map(str, FIO_MIN))}, the oldest assay drives")
     if hp.host.device:  # a raw device there: checked as a local one is
+        hold_target(plan.name, name, runner, _device_dir(name, runner, hp.host.device))
         facts.update({k: v for k, v in _facts(runner.run(["sh", "-c", FACTS, "assay-probe",
                                                           "/"])).items()
                       if k in ("kernel", "cpus", "mem_bytes")})
@@ -56,7 +60,7 @@ def check_host(plan: Plan, name: str, runner: Runner, env: dict[str, str], force
                                    sum(size for _, size in hp.files), force))
         files = data_files(plan, name, str(hp.host.target))  # no manifest: written each run
     else:
-        files = _check_directory(plan, name, runner, facts, force)
+        files = _check_directory(plan, name, runner, facts, env, force)
     for job, text in plan.jobfiles[name].items():
         runner.write_job(job, text)
     # its session opened now, not when it is needed
@@ -70,12 +74,19 @@ def check_host(plan: Plan, name: str, runner: Runner, env: dict[str, str], force
 
 
 def _check_directory(plan: Plan, name: str, runner: Runner, facts: dict[str, Any],
-                     force: bool) -> DataFiles:
+                     env: dict[str, str], force: bool) -> DataFiles:
     """A target directory: assay's to write in, writable, with room for the files (the same
-    rules as on one host: prefill/files.py)."""
+    rules as on one host: prefill/files.py). A symbolic link is followed, as a local --path
+    is (fio refuses a link as its `directory`): the directory it names is the one used, and
+    `env` (fio's variables there) says so. Held for the run (`hold_target`) before its
+    manifests are read."""
     assert plan.cluster is not None
     hp = plan.cluster.hosts[name]
-    target = hp.host.path or "/"
+    target = resolve(name, runner, hp.host.path or "/")
+    if target != os.path.normpath(hp.host.path or "/"):  # a link (not a trailing /)
+        facts["path_resolved"] = target  # run.json; the session prints it
+        env.update(variables(Path(target), env.get(DIRECT_VAR) == "1"))
+    hold_target(plan.name, name, runner, target)
     facts.update(_facts(runner.run(["sh", "-c", FACTS, "assay-probe", target])))
     files = data_files(plan, name, target)
     read(runner.run, files)
@@ -85,6 +96,55 @@ def _check_directory(plan: Plan, name: str, runner: Runner, facts: dict[str, Any
     claim(runner.run, files, free if isinstance(free, int) and
           not rbdjobs.on_rbd(plan.scenario.target) else None)
     return files
+
+
+# $1 a path: printed with every symbolic link resolved (its last part may not exist yet)
+REALPATH = 'realpath -- "$1" 2>/dev/null || readlink -f -- "$1"'
+
+
+def resolve(name: str, runner: Runner, path: str) -> str:
+    """`path` on the host with its symbolic links resolved (as Path.resolve does here). A
+    host reached otherwise than through a session (a stand-in in tests) is left as it is."""
+    if Powers.SESSION not in runner.powers:
+        return path
+    r = runner.run(["sh", "-c", REALPATH, "assay-realpath", path])
+    out = r.stdout.strip() if r.returncode == 0 else ""
+    if out.startswith("/") and "\n" not in out:
+        return out
+    raise UserError(f"{name}: cannot resolve the target {path} there: {_last(r.stderr)}")
+
+
+def hold_target(scenario: str, name: str, runner: Runner, directory: str) -> None:
+    """One run at a time on the host's target, as on this machine (platforms/lock.py): its
+    lock file in `directory`, held by a shell in an SSH session for the run (until the
+    runner is closed, or this process dies), before any IO. UserError naming the run that
+    holds it. A host reached otherwise (a stand-in in tests) is not locked."""
+    if not isinstance(runner, SshRunner):
+        return
+    words = lock.words(scenario, runner.run_id)
+    line, err, rc = runner.hold(["sh", "-c", lock.HOLD, "assay-lock", directory, words,
+                                 runner.run_id, name], lock.HELD)
+    if line in (lock.HELD, lock.SHARED):
+        return
+    if line.startswith(lock.BUSY + " "):
+        raise UserError(f"{name}: {lock.refusal(directory, line[len(lock.BUSY) + 1:])}")
+    user = runner.spec.user or "default"
+    if rc == 3:  # its directory cannot be made, or its lock file written (as prepare says)
+        raise UserError(f"{name}: cannot write to the target {directory} there (user {user}): "
+                        f"{err or 'no message'}")
+    raise UserError(f"{name}: cannot lock the target {directory} there (user {user}): "
+                    f"{err or line or 'no answer'}")
+
+
+def _device_dir(name: str, runner: Runner, device: str) -> str:
+    """Where the host keeps what assay knows of its raw device (its lock), as this machine
+    does for a local one."""
+    r = runner.run(["sh", "-c", lock.DEVICE_DIR, "assay-device-dir", device])
+    out = r.stdout.strip()
+    if r.returncode != 0 or not out.startswith("/"):
+        raise UserError(f"{name}: cannot name the state directory of {device} there: "
+                        f"{_last(r.stderr)}")
+    return out
 
 
 def same_fio(facts: dict[str, dict[str, Any]]) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import select
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
@@ -69,6 +70,7 @@ class SshRunner:
         self._echo = Echo(self.ssh)  # ping's session
         self._agent = False  # the agent's archive is in the remote directory
         self._procs: str | None = None  # the host's blkio cgroup.procs fio joins (confine)
+        self._held: list[subprocess.Popen[bytes]] = []  # commands kept till close (hold)
 
     def __enter__(self) -> SshRunner:
         return self
@@ -122,6 +124,31 @@ class SshRunner:
         if self._remote is None:
             self._anchor, self._remote = hold_run_dir(self.ssh, self.host, self.run_id)
         return self._remote
+
+    def hold(self, argv: Sequence[str], ready: str,
+             timeout: float = 60.0) -> tuple[str, str, int | None]:
+        """Run `argv` on the host in a session of its own; when its first line of output is
+        `ready`, keep it running until close() (a lock it holds there lasts as long: the
+        session ends, the command ends), else end it. Returns that line and, when the
+        command was not kept, its stderr's last line and exit status (None: no answer)."""
+        proc = self.ssh.popen(list(argv), start_new_session=True)
+        assert proc.stdout is not None
+        line, answered = b"", bool(select.select([proc.stdout], [], [], timeout)[0])
+        if answered:
+            line = proc.stdout.readline()
+        text = line.decode("utf-8", errors="replace").strip()
+        if text == ready:
+            self._held.append(proc)
+            return text, "", None
+        err = b""
+        if answered:  # it said something else, or ended: it ends on its own
+            with contextlib.suppress(subprocess.TimeoutExpired, OSError, ValueError):
+                err = proc.communicate(timeout=timeout)[1] or b""
+        rc = proc.poll()
+        if rc is None:
+            proc.kill()
+        end_session(proc)
+        return text, last_line(err.decode(errors="replace")) if err.strip() else "", rc
 
     def prepare(self, directory: Path, subdirs: Sequence[str]) -> None:
         r = self.run(["sh", "-c", PREPARE, "assay-prepare", str(directory),
@@ -222,6 +249,9 @@ class SshRunner:
             self._anchor = None
             self._remote = None
             self._agent = False
+        for proc in self._held:  # last: what they hold (the target) outlives the run's IO
+            end_session(proc)
+        self._held.clear()
         if self._own_ssh:
             self.ssh.close()
 
@@ -240,6 +270,11 @@ class SshRunner:
             self._anchor = None
             self._remote = None
             self._agent = False
+        for proc in self._held:  # our end gone, the host ends them when it learns of it
+            proc.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=5)
+        self._held.clear()
         if self._own_ssh:
             self.ssh.close()
 

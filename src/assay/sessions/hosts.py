@@ -1,6 +1,7 @@
 """The load on an inventory's hosts over SSH: a RunnerGroup (cluster/group.py) opened and
-checked before any IO, every host prefilled at once, the merged series graded as one and each
-host on its own (run.json: `cluster`)."""
+checked before any IO (each host's target locked for the run there, as a local one is:
+cluster/hostcheck.py hold_target), every host prefilled at once, the merged series graded as
+one and each host on its own (run.json: `cluster`)."""
 
 from __future__ import annotations
 
@@ -151,6 +152,10 @@ def _open_run(s: HostsSession) -> tuple[RunDir, RunnerGroup, dict[str, Any]]:
                     f"({', '.join(plan.cluster.hosts)})")
     try:
         group = RunnerGroup.open(plan, factory, rd, direct, opt.force)
+        for h, facts in group.facts.items():  # followed, as a local --path is
+            if facts.get("path_resolved"):
+                s.console.print(f"{h}: assay_path {plan.cluster.hosts[h].host.path} is a "
+                                f"symbolic link: the run uses {facts['path_resolved']}")
         try:  # the platform's own preparation (Ceph: the run's images) and fio's variables
             extra = platform.open_hosts(plan.name, [f for hp in plan.cluster.hosts.values()
                                                     for f in hp.files], opt.force)
