@@ -16,7 +16,8 @@ from rich.console import Console
 from assay.cli import cli
 from assay.engine import Engine, Outcome, RunOptions
 from assay.exitcodes import UserError
-from assay.plan import load
+from assay.hosts import inventory
+from assay.plan import load, plan_text
 from assay.runners import ReplayRunner
 
 REPLAY = Path(__file__).parent / "fixtures" / "replay"
@@ -91,3 +92,22 @@ def test_a_search_without_thresholds_is_refused_before_any_trial(tmp_path):
     assert isinstance(r.exception, UserError) and r.exception.code == 2
     assert "declares none" in str(r.exception)
     assert not (tmp_path / "results").exists() or not any((tmp_path / "results").rglob("run.json"))
+
+
+def test_a_cluster_run_with_no_thresholds_is_completed_not_passed(tmp_path):
+    """On replayed hosts too: a cluster section with nothing graded in it is no pass (it
+    said 'PASSED (0 thresholds passed, 0 failed)', then 'nothing was graded')."""
+    text = ungraded_scenario(tmp_path).read_text()
+    lines = []
+    for i, n in enumerate(("n1", "n2"), 1):
+        (tmp_path / n).mkdir()
+        lines.append(f"{n} ansible_host=192.0.2.{i} assay_path={tmp_path / n}")
+    hosts = inventory.parse("\n".join(lines) + "\n", "inventory.ini")
+    plan = plan_text(text, str(REPLAY / "scenario.yaml"), hosts=hosts)
+    out = Engine(plan, RunOptions(tmp_path / "results", runner=lambda host, work: ReplayRunner(
+        REPLAY / "steady", host, work)), Console(file=io.StringIO())).execute()
+    run = json.loads((out.run_dir / "run.json").read_text())
+    assert set(run["cluster"]["graded"]) == {"n1", "n2"}  # a cluster run, both hosts measured
+    assert out.status == run["status"] == "completed" and int(out.exit_code) == 0
+    code, text = invoke("show", str(out.run_dir))
+    assert "COMPLETED: nothing graded" in text and "PASSED" not in text

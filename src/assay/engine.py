@@ -48,7 +48,7 @@ from assay.scenario.units import format_size
 from assay.sessions import open_session
 from assay.thresholds.live import LiveVerdict
 from assay.timeline import Reach
-from assay.verdict import count_all, grade, hosts_failure
+from assay.verdict import cluster_thresholds, count_all, grade, hosts_failure
 
 
 class Engine:
@@ -252,8 +252,9 @@ class Engine:
         if status == "done" and not v.coverage.complete:  # no verdict on unmeasured seconds
             status, reason = "incomplete", v.coverage.reason()
             v.ungraded()
-        elif status == "done" and not v.results and not self.info.get("cluster"):
-            status = "completed"  # nothing to grade: not a pass
+        elif status == "done" and not v.results and not cluster_thresholds(hosts) \
+                and (hosts or {}).get("passed", True):
+            status = "completed"  # nothing to grade, on one host or many: not a pass
         elif status == "done":
             status = "passed" if v.passed and self.info.get("cluster", {}).get("passed", True) \
                 else "failed"

@@ -160,14 +160,21 @@ def hosts_failure(cluster: dict[str, Any] | None) -> str:
     return "; ".join(parts)
 
 
+def cluster_thresholds(c: Any) -> list[dict[str, Any]]:
+    """The thresholds a cluster section graded beside the merged series': each host's
+    (`each_host.`) and the cluster's own (`start_skew`, a host back that did IO)."""
+    if not isinstance(c, dict):
+        return []
+    extra = [t for g in (c.get("graded") or {}).values() for t in g.get("thresholds", [])]
+    return extra + list(c.get("thresholds") or [])
+
+
 def count_all(info: dict[str, Any]) -> None:
     """run.json's `verdict` counts every threshold graded: the merged series', each host's
     (`each_host.`) and the cluster's own (`start_skew`), so the summary, the report and
     `assay runs` say how many passed and failed of all of them."""
-    c = info.get("cluster")
-    if not isinstance(c, dict) or not isinstance(info.get("verdict"), dict):
+    if not isinstance(info.get("verdict"), dict):
         return
-    extra = [t for g in (c.get("graded") or {}).values() for t in g.get("thresholds", [])]
-    extra += c.get("thresholds") or []
+    extra = cluster_thresholds(info.get("cluster"))
     info["verdict"]["passed"] += sum(1 for t in extra if t.get("passed"))
     info["verdict"]["failed"] += sum(1 for t in extra if not t.get("passed"))
