@@ -11,7 +11,11 @@ assay recorded, and compares TPS (pgbench's own `tps =` line) and the p99 latenc
 from pgbench's per-transaction log) with assay's graded values. Goal: TPS within 2 %,
 p99 within 5 %.
 
-    .venv/bin/python bench/pgbench_overhead.py [--rounds 2] [--seconds 20] [--rate 400]  (root)
+    .venv/bin/python bench/pgbench_overhead.py [--rounds 2] [--seconds 20] [--rate 400] [--quick]
+                                                                                      (root)
+
+`--quick`: one round of 2 s at 100 tx/s on a scale-1 database, the same code path, to show the
+benchmark still runs; its figures are printed, not judged.
 """
 
 from __future__ import annotations
@@ -41,22 +45,26 @@ SCENARIO = """\
 name: pgbench-overhead
 target: {{path: {target}}}
 workloads:
-  pg: {{kind: postgres, scale: 10, clients: 8, threads: 2, rate: {rate}}}
+  pg: {{kind: postgres, scale: {scale}, clients: 8, threads: 2, rate: {rate}}}
 timeline: {{duration: {seconds}s}}
 """
+# a run that measured every second: `passed`, or `completed` when nothing is graded (this
+# scenario has no thresholds); failed, incomplete, aborted or interrupted ends the benchmark
+MEASURED = ("passed", "completed")
 
 
 def sh(*argv: str) -> str:
     return subprocess.run(argv, capture_output=True, text=True, check=True).stdout.strip()
 
 
-def through_assay(target: Path, results: Path, rate: float, seconds: int) \
+def through_assay(target: Path, results: Path, rate: float, seconds: int, scale: int) \
         -> tuple[float, float, dict[str, str], list[str]]:
-    plan = plan_text(SCENARIO.format(target=target, rate=rate, seconds=seconds), "bench.yaml")
+    plan = plan_text(SCENARIO.format(target=target, rate=rate, seconds=seconds, scale=scale),
+                     "bench.yaml")
     console = Console(file=open(os.devnull, "w"))  # noqa: SIM115
     outcome = Engine(plan, RunOptions(results), console).execute()
     record = json.loads((outcome.run_dir / "run.json").read_text())
-    if outcome.status != "passed":
+    if outcome.status not in MEASURED:
         raise SystemExit(f"assay run {outcome.status}: {outcome.reason}")
     stats = record["stats"]["pg.tx.commit"]
     pg = record["postgres"]["pg"]
@@ -95,7 +103,13 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--seconds", type=int, default=20)
     ap.add_argument("--rate", type=float, default=400)
+    ap.add_argument("--scale", type=int, default=10, help="pgbench's scale")
+    ap.add_argument("--quick", action="store_true",
+                    help="one round of 2 s at 100 tx/s, scale 1: check that the benchmark runs "
+                         "(not judged)")
     a = ap.parse_args()
+    if a.quick:
+        a.rounds, a.seconds, a.rate, a.scale = 1, 2, 100, 1
     root = Path(tempfile.mkdtemp(prefix="assay-bench-pgbench-"))
     root.chmod(0o711)  # the server's unprivileged user works inside
     target = root / "xfs" / "target"
@@ -114,12 +128,13 @@ def main() -> int:
         (root / "xfs").mkdir()
         sh("mount", dev, str(root / "xfs"))
         # the first assay run loads the database and tells the settings and the command
-        settings, argv = through_assay(target, root / "results", a.rate, a.seconds)[2:]
+        settings, argv = through_assay(target, root / "results", a.rate, a.seconds, a.scale)[2:]
         for r in range(a.rounds):
             order = ("assay", "alone") if r % 2 else ("alone", "assay")  # cancel order effects
             for side in order:
                 if side == "assay":
-                    tps, p99, _, _ = through_assay(target, root / "results", a.rate, a.seconds)
+                    tps, p99, _, _ = through_assay(target, root / "results", a.rate, a.seconds,
+                                                   a.scale)
                 else:
                     tps, p99 = alone(target, root / "alone", settings, argv)
                 rows[side].append((tps, p99))
@@ -140,7 +155,9 @@ def main() -> int:
     print(f"p99  assay {p_assay:7.2f}ms  alone {p_alone:7.2f}ms  ratio {p_assay / p_alone:.4f}  "
           f"(goal within 5 %)")
     ok = abs(t_assay / t_alone - 1) <= 0.02 and abs(p_assay / p_alone - 1) <= 0.05
-    return 0 if ok else 1
+    print(f"ratio assay/alone: TPS {t_assay / t_alone:.4f}, p99 {p_assay / p_alone:.4f} "
+          + ("(quick: not judged)" if a.quick else f"(goals {'met' if ok else 'NOT met'})"))
+    return 0 if ok or a.quick else 1
 
 
 if __name__ == "__main__":

@@ -6,7 +6,10 @@ host with the same `at`, and prints the spread of the hosts' reported start time
 clocks, each measured just before fio is started) over a few rounds. Goal: worst <= 10 ms.
 The cluster is destroyed afterwards, also on failure or Ctrl-C.
 
-    .venv/bin/python bench/start_skew.py [--hosts 8] [--rounds 5] [--lead 1.5]
+    .venv/bin/python bench/start_skew.py [--hosts 8] [--rounds 5] [--lead 1.5] [--quick]
+
+`--quick`: 2 hosts, 1 round, the same code path, to show the benchmark still runs; its figures
+are printed, not judged.
 """
 
 from __future__ import annotations
@@ -62,7 +65,11 @@ def main() -> int:
     ap.add_argument("--hosts", type=int, default=8)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--lead", type=float, default=1.5, help="seconds from now to the instant")
+    ap.add_argument("--quick", action="store_true",
+                    help="2 hosts, 1 round: check that the benchmark runs (not judged)")
     args = ap.parse_args()
+    if args.quick:
+        args.hosts, args.rounds = 2, 1
     with tempfile.TemporaryDirectory(prefix="assay-skew-") as tmp:
         print(f"making a {args.hosts}-host lab cluster...", flush=True)
         try:
@@ -94,7 +101,9 @@ def main() -> int:
     print(f"start skew over {args.hosts} hosts, {args.rounds} rounds: median "
           f"{statistics.median(skews) * 1000:.1f} ms, worst {worst * 1000:.1f} ms "
           f"(goal <= 10 ms: {'met' if worst <= 0.010 else 'NOT met'})")
-    return 0 if worst <= 0.010 else 1
+    print(f"ratio worst skew / goal: {worst / 0.010:.2f}"
+          + (" (quick: not judged)" if args.quick else ""))
+    return 0 if worst <= 0.010 or args.quick else 1
 
 
 if __name__ == "__main__":
