@@ -47,11 +47,18 @@ lint: venv
 	$(VENV)/bin/lint-imports  # the import contracts: layers, no circle (pyproject.toml)
 
 test: APT_PACKAGES = $(TEST_PACKAGES)
-# two tiers: the suite (under 25 minutes), then the labs run end to end (the cluster of
-# network-namespace hosts, the Ceph lab) and the longest single-host runs
+# two tiers: the suite, then the labs run end to end (the cluster of network-namespace hosts,
+# the Ceph lab) and the longest single-host runs; each on two workers, whose paced runs are
+# wall-clock bound (a module, or all of Ceph, is one worker's group: tests/conftest.py)
+WORKERS ?= 2
+PYTEST := $(VENV)/bin/pytest -q -p no:cacheprovider --durations=25 -n $(WORKERS)
+STARTED := $(shell date +%s)
 test: lint
-	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=25 -m "not tier2"
-	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=25 -m tier2
+	@t1=$$(date +%s); $(PYTEST) -m "not tier2"; rc=$$?; t2=$$(date +%s); \
+	if [ $$rc -eq 0 ]; then $(PYTEST) -m tier2; rc=$$?; fi; t3=$$(date +%s); \
+	m() { printf '%dm%02ds' $$(($$1 / 60)) $$(($$1 % 60)); }; \
+	echo "make test: install and lint $$(m $$((t1 - $(STARTED)))), tier 1 $$(m $$((t2 - t1)))," \
+	  "tier 2 $$(m $$((t3 - t2))), in all $$(m $$((t3 - $(STARTED))))"; exit $$rc
 
 clean:
 	rm -rf $(VENV) results .pytest_cache .mypy_cache .ruff_cache .import_linter_cache .grimp_cache

@@ -23,6 +23,21 @@ needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not i
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (loop devices, mounts)")
 
 
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`make test` runs two pytest-xdist workers: the runs are paced and wall-clock bound, so
+    two at once use the two cores. A module runs in order on one worker, with its
+    module-scoped lab (as `--dist loadscope`); the Ceph modules are one group, so one Ceph lab
+    runs at a time (two beside each other starve both, and their timers are wall-clock)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByModule(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::")[0]
+            return "tests/ceph" if module.startswith("tests/ceph/") else module
+
+    return ByModule(config, log)
+
+
 def verdict_of(proc: subprocess.CompletedProcess[str]) -> str:
     """An `assay run`'s verdict as it printed it, thresholds first (for an assertion's message:
     the tail of a long summary leaves out which threshold failed), and its stderr's tail."""

@@ -11,14 +11,14 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from assay.platforms import labcluster
-from assay.platforms.labcluster import Cluster
+from assay.platforms.labcluster import Cluster, ClusterHost
 from assay.report.cluster import host_rows, host_series_rows
 from assay.results.rundir import read_ndjson, read_record
 from tests.conftest import needs_fio
@@ -50,18 +50,22 @@ def assay(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=timeout)
 
 
-def postgres_under(paths: list[str]) -> list[int]:
-    """Server processes whose data directory is under one of `paths`, and the hosts'
-    pgbench (it works in `pg-pg/` of the run's remote directory)."""
+def postgres_under(hosts: Sequence[ClusterHost]) -> list[int]:
+    """Server processes whose data directory is under one of the hosts' paths, and the hosts'
+    pgbench (it works in `pg-pg/` of the run's remote directory, in the host's network
+    namespace: another lab's, or a local run's beside this one, is not this lab's)."""
+    paths = [h.path for h in hosts]
+    nets = {os.stat(f"/run/netns/{h.netns}").st_ino for h in hosts}
     found = []
     for pid in os.listdir("/proc"):
         try:
             comm = Path(f"/proc/{pid}/comm").read_text().strip()
             cwd = os.readlink(f"/proc/{pid}/cwd")
+            net = os.stat(f"/proc/{pid}/ns/net").st_ino
         except OSError:
             continue
         if (comm == "postgres" and any(cwd.startswith(p) for p in paths)) or \
-                (comm == "pgbench" and cwd.endswith("/pg-pg")):
+                (comm == "pgbench" and cwd.endswith("/pg-pg") and net in nets):
             found.append(int(pid))
     return found
 
@@ -174,7 +178,7 @@ def test_a_database_on_two_of_three_hosts_is_graded_per_host_and_merged(
         assert rows[h]["iops"] == pytest.approx(sum(load)), (h, rows[h], graded[h]["stats"])
     # nothing left running on the hosts, no working copy left in their targets
     targets = [h.path for h in cluster.hosts]
-    assert postgres_under(targets) == []
+    assert postgres_under(cluster.hosts) == []
     assert not [p for t in targets for p in Path(t).rglob("pg-pg.run*")]
     # the loaded database stays for the next run to reuse
     assert all((Path(t) / f"n{i + 1}.0" / "pg-pg.loaded.json").is_file()
@@ -208,7 +212,7 @@ def test_a_throttle_step_reaches_the_hosts_database_as_fio(cluster: Cluster,
     # the window, 8-12 s: commits stop, then come in bursts as WAL writes get through
     window = [tps[t] for t in range(8, 13)]
     assert sum(window) < 0.6 * 100 * 5 and sum(n < 10 for n in window) >= 2, tps
-    assert postgres_under([h.path for h in cluster.hosts]) == []
+    assert postgres_under(cluster.hosts) == []
 
 
 BACKED_UP = f"""\
@@ -241,15 +245,15 @@ def test_pg_backup_copies_each_hosts_database_there_and_leaves_no_copy(
         assert not (Path(target) / "pg-backups").exists()  # assay's, and empty: gone
     assert step["bytes"] == sum(g["bytes"] for g in hosts.values())
     assert rec["postgres"]["pg"]["hosts"]["n1"]["settings"]["wal_level"] == "replica"
-    assert postgres_under([h.path for h in cluster.hosts]) == []
+    assert postgres_under(cluster.hosts) == []
 
 
-def gone(paths: list[str], timeout: float = 60.0) -> bool:
-    """No PostgreSQL or pgbench process and no working copy left under `paths`."""
+def gone(hosts: Sequence[ClusterHost], timeout: float = 60.0) -> bool:
+    """No PostgreSQL or pgbench process and no working copy left on the hosts."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        if not postgres_under(paths) and not [p for t in paths
-                                              for p in Path(t).rglob("pg-pg.run*")]:
+        if not postgres_under(hosts) and not [p for h in hosts
+                                              for p in Path(h.path).rglob("pg-pg.run*")]:
             return True
         time.sleep(0.5)
     return False
@@ -284,7 +288,7 @@ def test_a_lost_hosts_database_is_reported_lost_not_passed(
     merged = [r for r in read_ndjson(run_dir / "series.ndjson") if r["c"] == "pg.tx.commit"]
     assert merged[-1]["target_iops"] == RATE
     # cut off from assay, n2's agent ends its load and removes its database all the same
-    assert gone([h.path for h in cluster.hosts])
+    assert gone(cluster.hosts)
 
 
 def comm(pid: int) -> str:
@@ -302,19 +306,18 @@ def test_kill_9_of_assay_leaves_no_database_on_the_hosts(
     proc = subprocess.Popen([sys.executable, "-m", "assay", "run", str(scenario), "--hosts",
                              cluster.inventory, "--results", str(tmp_path / "results")],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    targets = [h.path for h in cluster.hosts]
     try:
         end = time.monotonic() + 180
         while time.monotonic() < end and not [
-                p for p in postgres_under(targets)
+                p for p in postgres_under(cluster.hosts)
                 if comm(p) == "pgbench"]:
             time.sleep(0.5)
         time.sleep(2)
-        assert postgres_under(targets), "no database started"
+        assert postgres_under(cluster.hosts), "no database started"
     finally:
         proc.kill()
         proc.wait()
-    assert gone(targets, timeout=30)
+    assert gone(cluster.hosts, timeout=30)
 
 
 @pytest.mark.parametrize("fio", [True, False], ids=["beside-fio-elsewhere", "no-fio"])
@@ -341,7 +344,7 @@ thresholds:
     graded = rec["cluster"]["graded"]
     assert [t["passed"] for h in ("n1", "n3") for t in graded[h]["thresholds"]] == [True] * 2
     assert sorted(rec["cluster"]["skew_ms"].get("run") or {}) == (["n2"] if fio else [])
-    assert gone([h.path for h in cluster.hosts])
+    assert gone(cluster.hosts)
 
 
 def test_assay_clean_hosts_removes_a_crashed_runs_copy_and_nothing_else(

@@ -19,6 +19,7 @@ can always undo a half-made cluster, and it touches only what the state names.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -28,7 +29,7 @@ import subprocess
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 __all__ = ["Cluster", "ClusterHost", "create", "destroy", "host_fail", "host_recover", "load",
            "list_clusters", "summary"]
@@ -108,6 +109,18 @@ def _preflight(name: str, hosts: int) -> None:
         raise UserError("network namespaces are not available here (`ip netns list` failed)")
 
 
+SUBNET_LOCK = Path("/run/assay-lab-subnets.lock")
+
+
+def _hold_subnets() -> IO[str]:
+    """A machine-wide lock, held from the choice of a /24 until the bridge has its address:
+    two labs made at once (two users, parallel test workers) would otherwise pick the same
+    one, since the choice reads what interfaces use."""
+    fh = SUBNET_LOCK.open("a", encoding="utf-8")
+    fcntl.flock(fh, fcntl.LOCK_EX)
+    return fh
+
+
 def _free_subnet(root: Path) -> str:
     used = subprocess.run(["ip", "-4", "-o", "addr"], capture_output=True, text=True,
                           check=False).stdout
@@ -138,6 +151,7 @@ def create(name: str, hosts: int, size: int = DEFAULT_SIZE, root: Path | None = 
                         f"machine; destroy that lab first, or choose another --name")
     d.mkdir(parents=True, exist_ok=True)
     d.chmod(0o711)  # not listed by others; traversed by a host's PostgreSQL user (its target)
+    held = _hold_subnets()
     c = Cluster(name=name, root=str(d), subnet=_free_subnet(base), bridge=f"{tag}br",
                 size=size)
     c.save()
@@ -147,6 +161,7 @@ def create(name: str, hosts: int, size: int = DEFAULT_SIZE, root: Path | None = 
         shutil.copyfile(f"{c.key}.pub", d / "authorized_keys")
         _sh(["ip", "link", "add", c.bridge, "type", "bridge"], "ip link add (bridge)")
         _sh(["ip", "addr", "add", f"{c.subnet}.1/24", "dev", c.bridge], "ip addr add")
+        held.close()  # the bridge holds the subnet now: the next lab's choice sees it
         _sh(["ip", "link", "set", c.bridge, "up"], "ip link set up")
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation
         known = []
@@ -163,6 +178,7 @@ def create(name: str, hosts: int, size: int = DEFAULT_SIZE, root: Path | None = 
         c.status = "ready"
         c.save()
     except BaseException:
+        held.close()
         destroy(c)
         raise
     return c
