@@ -3,12 +3,17 @@ between sealing and emptying the tail, a torn block, and for runs from before th
 
 from __future__ import annotations
 
+import errno
 import functools
 import io
 import json
+import os
 import random
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from assay.engine import Engine, RunOptions
@@ -18,7 +23,8 @@ from assay.report.rundata import latency_curves
 from assay.results import blockformat, blocklog
 from assay.results.blocklog import BlockLog, read_rows, stored_bytes
 from assay.results.blockread import merged_bins
-from assay.results.rundir import read_ndjson, read_record
+from assay.results.record import RunRecord
+from assay.results.rundir import RunDir, read_ndjson, read_record
 from assay.runners import ReplayRunner
 
 REPLAY = Path(__file__).parents[1] / "fixtures" / "replay"
@@ -171,3 +177,51 @@ def test_a_stream_opened_again_appends_after_its_blocks(tmp_path):
     back = list(read_rows(tmp_path, "samples"))
     assert len(back) == len(data)
     assert all(same(a, b) for a, b in zip(data, back, strict=True))
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 1 MiB tmpfs filled to its last few KiB (root)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root (a tmpfs of known size)")
+    mnt = tmp_path / "full"
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], check=True)
+    try:
+        free = os.statvfs(mnt).f_bavail * os.statvfs(mnt).f_frsize
+        (mnt / "filler").write_bytes(b"\0" * (free - 8192))
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def big_record() -> RunRecord:
+    record = read_record(Path(__file__).parents[1] / "fixtures" / "runs" / "exchange-fixture")
+    record.reason = "x" * 200_000
+    return record
+
+
+def test_every_write_on_a_full_disk_names_its_file(full_disk: Path) -> None:
+    """A write error says nothing of where it was: the run's reason names the file that could
+    not grow, whichever write hit the full disk (a second's rows, a block sealed, run.json;
+    a sealed block came without a name, and the run said only its directory)."""
+    log = BlockLog(full_disk, "series", block_s=1e9)
+    with pytest.raises(OSError) as e:
+        log.append(rows(400))
+    assert e.value.errno == errno.ENOSPC and e.value.filename == str(log.tail)
+    log.tail.unlink()
+    (full_disk / "filler").unlink()  # room for the tail, then none for its block
+    sealed = BlockLog(full_disk, "samples", block_s=1e9)
+    sealed.append(rows(300))
+    room = os.statvfs(full_disk).f_bavail * os.statvfs(full_disk).f_frsize
+    (full_disk / "filler").write_bytes(b"\0" * (room - 512))
+    with pytest.raises(OSError) as e:
+        sealed.seal()
+    assert e.value.errno == errno.ENOSPC and e.value.filename == str(sealed.blocks)
+    for write in (lambda d: d.write_json("plan.json", {"pad": "x" * 200_000}),
+                  lambda d: d.write_record(big_record())):
+        with pytest.raises(OSError) as e:
+            write(RunDir(full_disk))
+        assert e.value.errno == errno.ENOSPC and Path(e.value.filename).parent == full_disk
+        assert Path(e.value.filename).name in ("plan.json", "run.json")
+    assert not [p.name for p in full_disk.iterdir() if p.name.endswith(".tmp")]

@@ -79,12 +79,15 @@ class BlockLog:
         if not ts:
             return
         head = HEADER.pack(MAGIC, len(payload), zlib.crc32(payload), min(ts), max(ts))
-        with open(self.blocks, "ab") as out:
-            if out.tell() != self._end:  # a block torn by an earlier failed write
-                out.truncate(self._end)
-            out.write(head + payload)
-            out.flush()
-            os.fsync(out.fileno())
+        try:
+            with open(self.blocks, "ab") as out:
+                if out.tell() != self._end:  # a block torn by an earlier failed write
+                    out.truncate(self._end)
+                out.write(head + payload)
+                out.flush()
+                os.fsync(out.fileno())
+        except OSError as e:  # named, as append's: which file could not grow
+            raise OSError(e.errno, e.strerror, str(self.blocks)) from None
         self._end += len(head) + len(payload)
         self._fh.truncate(0)
         self._fh.seek(0)
@@ -93,7 +96,10 @@ class BlockLog:
     def close(self) -> None:
         """The last seconds stay in the tail, as plain NDJSON: a run shorter than a block
         is a plain NDJSON file, as before this store."""
-        self._fh.close()
+        try:
+            self._fh.close()
+        except OSError as e:
+            raise OSError(e.errno, e.strerror, str(self.tail)) from None
 
 
 def stored_bytes(run_dir: Path, name: str) -> int:

@@ -73,9 +73,9 @@ class RunDir:
         try:
             tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
             tmp.replace(self.path / name)
-        except OSError:  # a full disk: no half-written file left behind
+        except OSError as e:  # a full disk: no half-written file left behind; named
             tmp.unlink(missing_ok=True)
-            raise
+            raise OSError(e.errno, e.strerror, str(self.path / name)) from None
 
     def write_record(self, record: RunRecord) -> None:
         """run.json, stamped with the current record version. Only the keys that were set (and
@@ -90,9 +90,9 @@ class RunDir:
                 fh.flush()
                 os.fsync(fh.fileno())
             tmp.replace(self.path / RECORD)
-        except OSError:  # a full disk: the last whole record stays, no half-written copy
+        except OSError as e:  # a full disk: the last whole record stays, no half-written copy
             tmp.unlink(missing_ok=True)
-            raise
+            raise OSError(e.errno, e.strerror, str(self.path / RECORD)) from None
         dir_fd = os.open(self.path, os.O_RDONLY)
         try:
             os.fsync(dir_fd)  # the rename itself survives a power cut
@@ -120,9 +120,15 @@ class RunDir:
         return record
 
     def close(self) -> None:
-        for fh in self._handles.values():
-            fh.close()
-        self._handles.clear()
+        handles, self._handles = self._handles, {}
+        failed: OSError | None = None
+        for name, fh in handles.items():  # each closed; the first failure named, as append's
+            try:
+                fh.close()
+            except OSError as e:
+                failed = failed or OSError(e.errno, e.strerror, str(self.path / name))
+        if failed is not None:
+            raise failed
 
 
 def read_json(path: Path) -> dict[str, Any]:
