@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
 RATIO = re.compile(r"^ratio .*\d", re.MULTILINE)
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.bench]  # alone, after tier 1 (Makefile)
 
 
 def _postgres() -> bool:

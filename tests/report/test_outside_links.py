@@ -95,8 +95,8 @@ def test_a_hard_linked_backup_still_renders_its_data(tmp_path: Path) -> None:
     """`cp -al results backup`: every file has two links; the data is read, the files shown
     as written are not (a hard link cannot be told from one to a file elsewhere)."""
     run = tmp_path / "run"
-    shutil.copytree(RUN, run, copy_function=os.link)
-    backup = tmp_path / "backup"
+    shutil.copytree(RUN, run)  # a copy: linking the fixture itself would change its link
+    backup = tmp_path / "backup"  # count under a test that reads it beside this one
     shutil.copytree(run, backup, copy_function=os.link)
     data = embedded(build_report(backup))
     assert data["stats"] and data["series"] and data["steps"] and data["latency"]["curves"]
