@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -205,9 +207,19 @@ def pg_state(run: Path, name: str, **info: object) -> None:
     (run / "postgres" / name / "cluster.json").write_text(json.dumps(info))
 
 
-def test_postgres_leftovers_go_only_with_their_markers(tmp_path: Path, monkeypatch):
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
-    (tmp_path / "tmp").mkdir()
+@pytest.fixture
+def short_tmp(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A temporary directory of a short path: a socket's path has at most 107 bytes, and
+    pytest's own (longer under its workers) leaves too few for PostgreSQL's socket name."""
+    d = Path(tempfile.mkdtemp(prefix="t", dir="/tmp"))
+    monkeypatch.setattr(tempfile, "tempdir", str(d))
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_postgres_leftovers_go_only_with_their_markers(tmp_path: Path, short_tmp: Path):
     run = tmp_path / "results" / "run1"
     mine = tmp_path / "t" / "pg-db.run"
     mine.mkdir(parents=True)

@@ -24,6 +24,7 @@ def make_console(json_mode: bool = False) -> Console:
     console = Console(stderr=json_mode, highlight=False, soft_wrap=False)
     if not console.is_terminal:
         console.width = max(console.width, 120)  # logs and CI: no wrapping of tables
+        console.soft_wrap = True  # nor of a line: a path or a file name is kept whole
     return console
 
 
