@@ -242,7 +242,9 @@ def test_close_stops_what_still_runs_and_removes_the_remote_directory(
     runner.close()
     assert time.monotonic() - t0 < 8
     assert not fio_on(cluster).get(runner.host) and not Path(where).exists()
-    assert fio.wait() == 128 and (runner.workdir / "run.out.json").stat().st_size > 0
+    # 128: fio ended by the SIGINTs close sends for 5 s; 143 (sh's status of a SIGTERM): a fio
+    # still setting up its jobs on a loaded machine ignores them, and the hang-up ends it
+    assert fio.wait() in (128, 143) and (runner.workdir / "run.out.json").stat().st_size > 0
 
 
 def test_fios_raw_output_is_kept_up_to_the_cap_then_its_final_report(
