@@ -24,10 +24,10 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (loop devi
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """`make test` runs two pytest-xdist workers: the runs are paced and wall-clock bound, so
-    two at once use the two cores. A module runs in order on one worker, with its
-    module-scoped lab (as `--dist loadscope`); the Ceph modules are one group, so one Ceph lab
-    runs at a time (two beside each other starve both, and their timers are wall-clock)."""
+    """`make test` runs tier 2 on two pytest-xdist workers: its lab runs are paced and
+    wall-clock bound, so two at once use the two cores. A module runs in order on one worker,
+    with its module-scoped lab (as `--dist loadscope`); the Ceph modules are one group, so one
+    Ceph lab runs at a time (two beside each other starve both; their timers are wall-clock)."""
     from xdist.scheduler import LoadScopeScheduling
 
     class ByModule(LoadScopeScheduling):

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
 RATIO = re.compile(r"^ratio .*\d", re.MULTILINE)
 
-pytestmark = [pytest.mark.slow, pytest.mark.bench]  # alone, after tier 1 (Makefile)
+pytestmark = [pytest.mark.slow, pytest.mark.bench]  # `pytest -m bench`: only these
 
 
 def _postgres() -> bool:
