@@ -24,7 +24,7 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (loop devi
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """`make test` runs tier 2 on two pytest-xdist workers: its lab runs are paced and
+    """`WORKERS=2 make test` runs tier 2 on two pytest-xdist workers: its lab runs are paced and
     wall-clock bound, so two at once use the two cores. A module runs in order on one worker,
     with its module-scoped lab (as `--dist loadscope`); the Ceph modules are one group, so one
     Ceph lab runs at a time (two beside each other starve both; their timers are wall-clock)."""
