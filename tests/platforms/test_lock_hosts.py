@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -60,7 +61,8 @@ def test_a_second_run_on_a_hosts_target_is_refused_naming_the_host_and_the_run(
         hold_target("demo", "n1", second, str(target))
     text = str(e.value)
     assert text.startswith(f"n1: the target {target} is in use by assay run 'demo' "
-                           f"20261201-220000_demo_aaaaaa (pid "), text
+                           f"20261201-220000_demo_aaaaaa from {socket.gethostname()} pid "
+                           f"{os.getpid()} (pid "), text  # which assay, and its holder there
     assert " on n1, since " in text and "wait for that run to end" in text
     # a local run on the same directory is refused in the same words, without the host
     with pytest.raises(UserError, match="is in use by assay run 'demo' 20261201-220000"):
@@ -101,6 +103,29 @@ def test_a_host_lock_dies_with_its_session_and_a_local_lock_holds_on_the_host(
             hold_target("demo", "n1", runner(tmp_path, "run-c"), str(target))
     finally:
         local.release()
+
+
+def test_a_lock_whose_controller_is_gone_is_taken_over(tmp_path: Path, monkeypatch) -> None:
+    """A host the last run lost (cut off) still holds its lock until its sshd learns that
+    session is dead; the next run from this machine, whose last assay is gone, ends that
+    holder and runs (the next failover test was refused: in use by the run that lost it)."""
+    target = tmp_path / "target"
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    here = lock.controller()
+    monkeypatch.setattr(lock, "controller", lambda: here.replace(f"pid {os.getpid()} ",
+                                                                 f"pid {gone.pid} "))
+    lost = runner(tmp_path, "20261201-220000_demo_aaaaaa")  # its assay gone, its holder not
+    hold_target("demo", "n1", lost, str(target))
+    [holder] = lost._held
+    monkeypatch.undo()
+    live = runner(tmp_path, "20261201-220001_demo_bbbbbb")
+    hold_target("demo", "n1", live, str(target))  # taken over: no refusal
+    assert holder.wait(timeout=10) == 0  # the old holder ended, its lock file removed first
+    with pytest.raises(UserError, match=r"in use by assay run 'demo' 20261201-220001_demo_bbb"):
+        hold_target("demo", "n1", runner(tmp_path, "20261201-220002_demo_cccccc"), str(target))
+    live.close()
+    lost.close()
 
 
 def test_a_host_that_cannot_hold_the_lock_says_why(tmp_path: Path) -> None:

@@ -121,13 +121,22 @@ def hold_target(scenario: str, name: str, runner: Runner, directory: str) -> Non
     holds it. A host reached otherwise (a stand-in in tests) is not locked."""
     if not isinstance(runner, SshRunner):
         return
-    words = lock.words(scenario, runner.run_id)
-    line, err, rc = runner.hold(["sh", "-c", lock.HOLD, "assay-lock", directory, words,
-                                 runner.run_id, name], lock.HELD)
-    if line in (lock.HELD, lock.SHARED):
-        return
+    words = f"{lock.words(scenario, runner.run_id)} {lock.controller()}"
+    for _ in range(2):
+        line, err, rc = runner.hold(["sh", "-c", lock.HOLD, "assay-lock", directory, words,
+                                     runner.run_id, name], lock.HELD)
+        if line in (lock.HELD, lock.SHARED):
+            return
+        stale = lock.stale_holder(line)
+        if stale is None:
+            break
+        # its run's controller, this machine's, is gone: what holds it is the session of a
+        # host that run lost (cut off, its sshd not yet aware); end it, as its session would
+        runner.run(["kill", "-TERM", str(stale)])
+        time.sleep(0.5)
     if line.startswith(lock.BUSY + " "):
-        raise UserError(f"{name}: {lock.refusal(directory, line[len(lock.BUSY) + 1:])}")
+        holder = lock.HOLDER_BOOT.sub("", line[len(lock.BUSY) + 1:])  # for stale_holder
+        raise UserError(f"{name}: {lock.refusal(directory, holder)}")
     user = runner.spec.user or "default"
     if rc == 3:  # its directory cannot be made, or its lock file written (as prepare says)
         raise UserError(f"{name}: cannot write to the target {directory} there (user {user}): "

@@ -18,12 +18,14 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import socket
 import time
 from pathlib import Path
 from typing import IO
 
 from assay.exitcodes import UserError
+from assay.results.liveness import current_boot_id
 
 LOCK_NAME = ".assay-lock"
 BUSY, HELD, SHARED = "busy", "held", "shared"  # HOLD's first line
@@ -67,6 +69,34 @@ DEVICE_DIR = (
 def words(scenario: str, run: str | None = None) -> str:
     """Who holds a target, as a refused run is told: the run's scenario (and its id)."""
     return f"assay run {scenario!r}" + (f" {run}" if run else "")
+
+
+def controller() -> str:
+    """Which assay holds a host's target, as its lock file says it: this machine, its boot
+    and the pid (`stale_holder` reads it back)."""
+    return f"from {socket.gethostname()} pid {os.getpid()} boot {current_boot_id() or '-'}"
+
+
+HOLDER = re.compile(r"from (?P<host>\S+) pid (?P<pid>\d+) boot (?P<boot>\S+) "
+                    r"\(pid (?P<holder>\d+) on ")
+
+
+HOLDER_BOOT = re.compile(r" boot \S+(?= \(pid )")
+
+
+def stale_holder(busy: str) -> int | None:
+    """The host's pid of the shell holding a lock (`HOLD`'s busy line) for an assay of this
+    machine and boot that is gone, or None: a live one, another machine's, or unknown."""
+    m = HOLDER.search(busy)
+    if m is None or m["host"] != socket.gethostname() or m["boot"] != current_boot_id():
+        return None
+    try:
+        os.kill(int(m["pid"]), 0)
+    except ProcessLookupError:
+        return int(m["holder"])
+    except OSError:  # alive, another user's
+        return None
+    return None
 
 
 def refusal(target: str | Path, holder: str) -> str:
