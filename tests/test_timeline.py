@@ -14,6 +14,7 @@ from assay.platforms import driver
 from assay.results.rundir import RunDir, read_ndjson
 from assay.scenario.yamlsource import ScenarioInvalid
 from assay.timeline import TimelineRunner
+from tests.conftest import needs_fio
 
 HEAD = """name: t
 workloads:
@@ -170,3 +171,67 @@ def test_steps_beside_a_platform_watch_still_reach_the_hosts_and_participants(
     assert built.steps.watch is watch
     assert built.steps.databases is databases
     assert built.steps.verifier is verifier
+
+
+def test_end_after_a_step_is_due_its_delay_after_the_steps_last_occurrence(tmp_path: Path) \
+        -> None:
+    plan = plan_text(HEAD.replace("  steps:\n", "  end: after mark + 0.3s\n  steps:\n")
+                     + "    - {name: mark, action: annotate, text: x, at: 0.1s, every: 0.2s,"
+                       " count: 3}\n", "t.yaml")
+    tl, events = drive(plan, tmp_path, 0.45)  # two of the three marks: not yet
+    assert [e["n"] for e in events if e["name"] == "mark"] == [1, 2]
+    assert tl.ended(0.45) is None and tl.ended(1e9) is None
+    tl, events = drive(plan, tmp_path / "again", 1.2)
+    last = [e for e in events if e["name"] == "mark"][-1]
+    assert last["n"] == 3
+    assert tl.ended(last["t_end"] + 0.29) is None
+    assert tl.ended(last["t_end"] + 0.31) == "mark ended 0.3s before"
+
+
+def test_end_rules_are_checked_before_any_io() -> None:
+    def planned(end: str, steps: str) -> str:
+        try:
+            plan_text(HEAD.replace("  steps:\n", f"  end: {end}\n  steps:\n") + steps, "t.yaml")
+        except ScenarioInvalid as e:
+            return "\n".join(str(i) for i in e.issues)
+        return ""
+    once = "    - {name: mark, action: annotate, text: x, at: 1s}\n"
+    assert planned("after mark + 10s", once) == ""
+    assert planned("after mark", once) == ""
+    assert "t.yaml:7: timeline.end: no step is named 'nothing' (steps: mark)" in \
+        planned("after nothing", once)
+    forever = "    - {name: mark, action: annotate, text: x, at: 1s, every: 5s}\n"
+    assert "step 'mark' repeats every 5s until the load ends: give it a `count`" in \
+        planned("after mark", forever)
+    assert "expected `after STEP` or `after STEP + 10s`, got 'when mark ends'" in \
+        planned("when mark ends", once)
+    assert "expected a duration" in planned("after mark + soon", once)
+
+
+@needs_fio
+@pytest.mark.slow
+def test_a_run_ends_its_delay_after_the_step_and_is_graded_up_to_there(run_scenario) -> None:
+    """Real fio: a 10-minute timeline that ends 2 s after its step; graded on what ran."""
+    out, run = run_scenario("""name: ends
+workloads:
+  db: {kind: oltp, data_iops: 50, log_iops: 10, data_files: 1, log_files: 1, dataset: 16MiB}
+timeline:
+  warmup: 1s
+  duration: 10m
+  end: after pause + 2s
+  steps:
+    - {name: pause, action: command, at: 2s, run: "sleep 1"}
+thresholds:
+  - db.iops >= 80% target
+""")
+    assert out.status == "passed", out.reason
+    step = next(e for e in run["events"] if e["name"] == "pause")
+    end = run["timeline_end"]
+    assert end["reason"] == "pause ended 2s before"
+    assert step["t_end"] + 2 <= end["t"] < step["t_end"] + 3
+    assert run["elapsed_s"] < 60  # not the 10 minutes
+    lo, hi = run["measured_window_s"]
+    assert lo == 1 and end["t"] - 1 <= hi <= end["t"] + 1  # graded up to the end, complete
+    assert run["graded_s"] >= 0.95 * run["measured_s"]
+    paced = {n: s for n, s in out.stats.items() if s.target_iops}
+    assert paced and all(0.8 <= s.iops / s.target_iops <= 1.2 for s in paced.values()), paced

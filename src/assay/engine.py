@@ -59,6 +59,7 @@ class Engine:
         self.platform = driver(plan.scenario.target.platform)(plan.scenario.target)
         self.session = open_session(plan, options, self.platform, console)  # no IO yet
         self.streams: RunStreams | None = None  # samples and series, on disk as they come
+        self.ended_at: float | None = None  # where the timeline's `end` ended the load
 
     @property
     def info(self) -> dict[str, Any]:
@@ -147,6 +148,8 @@ class Engine:
                     t = runner.clock() - start / 1000
                     if timeline:
                         timeline.tick(t)
+                        if self.ended_at is None and (why := timeline.ended(t)):
+                            self._end(fio, t, why)
                     live.add(self._record(self._rows(runner.clock(), start / 1000)))
                     if doc is None:
                         bar.update(t)
@@ -176,7 +179,20 @@ class Engine:
             live.add(self._record(p.finish(runner.clock(), rc)))
         if timeline and timeline.failure:  # a step that failed as the load ended
             return "aborted", timeline.failure
-        return fio_outcome(rc, fio)
+        return fio_outcome(rc, fio, asked_to_end=self.ended_at is not None)
+
+    def _end(self, fio: FioRun, t: float, why: str) -> None:
+        """The scenario's `timeline.end`: the load ends now, as at the end of `duration`
+        (fio writes its last dumps, the participants their last seconds, integrity its
+        final pass), and is graded up to here (Plan.ending)."""
+        assert self.session.run_dir
+        self.ended_at = t
+        self.info["timeline_end"] = {"t": round(t, 3), "reason": why}
+        self.session.run_dir.event("load", outcome="ending", t=round(t, 3),
+                                   reason=f"the timeline's end: {why}")
+        for p in self.session.participants:
+            p.end(t)
+        fio.stop()
 
     def _stop(self, fio: FioRun, sampler: Sampler, timeline: Timeline | None) -> None:
         """Stop fio and the timeline, keeping the seconds fio reported on its way out."""
@@ -240,10 +256,11 @@ class Engine:
             measured = self.streams.samples.rows if self.streams else 0
             status, reason = "aborted", self._unwritten(reason, e, rd.path)
         samples = StoredRows(rd.path, "samples", measured)  # read back, not held in memory
-        v = grade(session.graded_plan(), samples, steps, logs, read_rows(rd.path, "hosts"),
-                  due_latency(rd.path, due_windows(self.plan)), self.info.get("integrity"),
-                  ended_early=status != "done")
-        hosts = session.grade_hosts(steps)
+        v = grade(session.graded_plan().ending(self.ended_at), samples, steps, logs,
+                  read_rows(rd.path, "hosts"),
+                  due_latency(rd.path, due_windows(self.plan.ending(self.ended_at))),
+                  self.info.get("integrity"), ended_early=status != "done")
+        hosts = session.grade_hosts(steps, self.ended_at)
         if hosts is not None:
             self.info["cluster"] = hosts
         if steps:

@@ -31,6 +31,9 @@ class Timeline(Protocol):
     def failure(self) -> str | None:
         """A step that failed (the run ends aborted with it), or None."""
 
+    def ended(self, t: float) -> str | None:
+        """Why the load ends at `t` by the scenario's `timeline.end` (before `duration`)."""
+
 
 class RunWatcher(Protocol):
     """Sees the run as it goes (assay.observe): the run directory and live verdict once the

@@ -11,6 +11,8 @@ stops fio and keeps what was measured.
 When steps run: `at` is seconds after the measured start (after warm-up), default 0;
 `every` repeats (`count` times, or until the load ends); `after: NAME` starts the step each
 time an occurrence of step NAME ends well (once, if the step also has `every`).
+With `end: after NAME + 10s` the load ends 10 s after step NAME's last occurrence ends well,
+rather than at the end of `duration` (its longest): `ended(t)` tells the engine when.
 """
 
 from __future__ import annotations
@@ -97,6 +99,8 @@ class TimelineRunner:
         self.watch = reach.watch
         self.databases = reach.databases
         self.verifier = reach.verifier
+        self.end_rule = plan.scenario.timeline.end_rule
+        self.end_due: float | None = None  # when the load ends by `end_rule`, once known
 
     # -- the Timeline protocol ------------------------------------------------------------
     def start(self, t0: float) -> None:
@@ -115,6 +119,13 @@ class TimelineRunner:
         self.series = [s for s in self.series if s.left != 0]
         if self.failure:
             raise RunAborted(self.failure)
+
+    def ended(self, t: float) -> str | None:
+        """Why the load ends now by the scenario's `timeline.end`, or None."""
+        if self.end_rule is None or self.end_due is None or t < self.end_due:
+            return None
+        rule = self.end_rule
+        return f"{rule.step} ended" + (f" {rule.delay:g}s before" if rule.delay else "")
 
     def finish(self) -> None:
         """Stop what still runs (undoing throttles), wait a little, record the rest."""
@@ -212,6 +223,9 @@ class TimelineRunner:
                             f"{occ.t_start:.0f}s: {output.splitlines()[-1] if output else ''}")
         if occ.outcome == "ok" and not self.stop.is_set():
             self._trigger_after(occ.name, occ.t_end)
+            rule = self.end_rule
+            if rule is not None and occ.name == rule.step and occ.n == (step.count or 1):
+                self.end_due = occ.t_end + rule.delay
 
     def _trigger_after(self, name: str, t: float) -> None:
         for step, child in zip(self.steps, self.names, strict=True):
@@ -272,6 +286,9 @@ class Together:
     @property
     def failure(self) -> str | None:
         return self.steps.failure if self.steps else None
+
+    def ended(self, t: float) -> str | None:
+        return self.steps.ended(t) if self.steps else None
 
     def start(self, t0: float) -> None:
         for p in self.parts:

@@ -1,11 +1,14 @@
 """The hyper-converged Ceph lab end to end: 4 hosts in network namespaces with sshd, one OSD
 each, mon and mgr on the first; the built-in Ceph scenarios through the command line as a
 user runs them (ceph-rebuild with its integrity mode, on RBD images, asserted on the same run);
-kill -9 mid-run, `assay clean`, and a destroy that leaves nothing.
+each `platform.` threshold failing when the platform misbehaves (a planted scrub error fails
+`health_err_s`; the node failure's freeze and recovery fail bounds below them); kill -9
+mid-run, `assay clean`, and a destroy that leaves nothing (last: it ends the module's lab).
 
-One lab for the module (bring-up ~25-40 s, 0.5-1.5 GiB), about 16 minutes in all on
-a loaded 2-core machine. Assertions are about state (HEALTH_OK, PG states, fio's exit, IO
-resumed, events), never tight timings.
+One lab for the module (bring-up ~25-40 s, 0.5-1.5 GiB). The lab's timers (a 10 s heartbeat
+grace, out 10 s after down) and the scenarios' `end: after STEP + N` keep each failure and
+rebuild to a minute or two. Assertions are about state (HEALTH_OK, PG states, fio's exit, IO
+resumed, events), and timings only against the lab's own settings.
 """
 
 from __future__ import annotations
@@ -129,7 +132,8 @@ def test_the_lab_is_a_healthy_hyperconverged_cluster(lab: Lab) -> None:
 @pytest.mark.timeout(600)
 def test_snapshot_impact_passes_and_leaves_no_image(lab: Lab, tmp_path: Path) -> None:
     healthy(lab)
-    proc, run_dir, run = run_on(lab, tmp_path, "ceph-snapshot-impact", "--duration", "45s")
+    proc, run_dir, run = run_on(lab, tmp_path, "ceph-snapshot-impact", "--duration", "45s",
+                                "--set", "db.dataset=64MiB")
     assert proc.returncode == 0, verdict_of(proc)
     assert run["status"] == "passed"
     rates_held(run, {"before", ""})  # every node before the snapshots, the cluster throughout
@@ -149,7 +153,8 @@ def test_snapshot_impact_passes_and_leaves_no_image(lab: Lab, tmp_path: Path) ->
 def test_node_failure_freezes_io_then_rebuilds_on_the_survivors(lab: Lab,
                                                                  tmp_path: Path) -> None:
     healthy(lab)
-    proc, run_dir, run = run_on(lab, tmp_path, "ceph-node-failure")
+    # the built-in as a user runs it, on a smaller data set (less to rebuild: a shorter test)
+    proc, run_dir, run = run_on(lab, tmp_path, "ceph-node-failure", "--set", "db.dataset=64MiB")
     assert proc.returncode == 0, verdict_of(proc)
     assert run["status"] == "passed"
     assert list(run["cluster"]["lost"]) == ["n4"]  # only the cut node; the frozen ones stay
@@ -174,6 +179,9 @@ def test_node_failure_freezes_io_then_rebuilds_on_the_survivors(lab: Lab,
     graded = {t["metric"]: t for t in run["cluster"]["thresholds"]}
     frozen, recovery = graded["io_frozen_s"]["observed"], graded["recovery_s"]["observed"]
     assert 5 <= frozen < 60 and recovery > 0  # IO froze until the OSD was marked down
+    # ... after the lab's heartbeat grace (a peer misses beats for the grace less one
+    # interval), and PGs stayed unclean at least until the OSD was marked out
+    assert frozen >= 0.6 * labceph.HEARTBEAT_GRACE_S and recovery >= labceph.DOWN_OUT_S
     # the IO resumed on the survivors after the freeze
     late = [r for r in read_rows(run_dir, "series") if r["t"] > by_name["rebuild"]["t_end"]]
     assert sum(r["ios"] for r in late) > 0
@@ -190,7 +198,7 @@ def test_node_failure_freezes_io_then_rebuilds_on_the_survivors(lab: Lab,
 @pytest.mark.timeout(600)
 def test_rebuild_after_an_osd_fails_under_load(lab: Lab, tmp_path: Path) -> None:
     healthy(lab)
-    proc, run_dir, run = run_on(lab, tmp_path, "ceph-rebuild", "--duration", "150s")
+    proc, run_dir, run = run_on(lab, tmp_path, "ceph-rebuild", "--set", "db.dataset=64MiB")
     assert proc.returncode == 0, verdict_of(proc)
     assert run["status"] == "passed"
     rates_held(run, {"before", "after rebuild"})
@@ -232,43 +240,64 @@ def no_block_lost_or_corrupt(lab: Lab, run_dir: Path, run: dict[str, Any]) -> No
 
 
 SCRUB = """\
-name: ceph-scrub-throttle
+name: ceph-scrub-error
 target: {platform: ceph}
 workloads:
   db: {kind: oltp, data_iops: 60, log_iops: 10, data_files: 1, log_files: 1, dataset: 64MiB}
 timeline:
-  duration: 60s
+  duration: 5m
+  end: after repair + 5s
   steps:
     - {name: slow-recovery, action: throttle, backfills: 1, recovery_active: 1, at: 2s,
        for: 10s}
     - {name: scrub, action: scrub, at: 5s, wait_until: {done: scrub, poll: 3s}, timeout: 4m}
+    - {name: corrupt, action: scrub, corrupt: true, after: scrub, timeout: 3m}
+    - {name: repair, action: scrub, repair: true, after: corrupt, timeout: 3m}
 thresholds:
   - platform.health_err_s == 0
 """
 
 
 @pytest.mark.timeout(600)
-def test_scrub_and_recovery_limits(lab: Lab, tmp_path: Path) -> None:
+def test_a_scrub_and_a_planted_scrub_error_under_recovery_limits(lab: Lab,
+                                                                  tmp_path: Path) -> None:
+    """A throttle of recovery (restored after), a deep scrub of the pool, then a scrub error
+    planted in one copy, found by a deep scrub and repaired: the run fails on
+    `platform.health_err_s == 0` (HEALTH_ERR until the repair), as a platform that misbehaves
+    must fail it; graded again with a bound above what was measured, it passes."""
     healthy(lab)
     before = labceph.ceph(lab[1], "config", "get", "osd", "osd_max_backfills")
     scenario = tmp_path / "scrub.yaml"
     scenario.write_text(SCRUB)
-    proc, run_dir, run = run_on(lab, tmp_path, str(scenario), "--duration", "150s")
+    proc, run_dir, run = run_on(lab, tmp_path, str(scenario))
     by_name = steps(run_dir)
     assert by_name["slow-recovery"]["outcome"] == "ok", by_name
     assert by_name["slow-recovery"]["before"]["osd_max_backfills"] == before
-    assert by_name["scrub"]["outcome"] in ("ok", "unfinished"), by_name["scrub"]
-    assert proc.returncode == 0, verdict_of(proc)
     assert labceph.ceph(lab[1], "config", "get", "osd", "osd_max_backfills") == before
+    assert by_name["scrub"]["outcome"] == "ok", by_name["scrub"]
+    corrupt = by_name["corrupt"]  # scrub found the planted error: an event naming the PG
+    assert corrupt["outcome"] == "ok" and corrupt["found"] == ["read_error"], corrupt
+    assert f"pg {corrupt['pg']} inconsistent" in corrupt["output"]
+    assert by_name["repair"]["outcome"] == "ok" and by_name["repair"]["pgs"] == [corrupt["pg"]]
+    assert run["timeline_end"]["reason"] == "repair ended 5s before"
+    err = [r for r in cephstate.read(run_dir) if r.get("health") == "HEALTH_ERR"]
+    assert err and any({"OSD_SCRUB_ERRORS", "PG_DAMAGED"} & set(r.get("checks", [])) for r in err)
+    assert proc.returncode == 1, verdict_of(proc)
+    assert run["status"] == "failed"
+    [graded] = [t for t in run["cluster"]["thresholds"] if t["metric"] == "health_err_s"]
+    assert graded["passed"] is False and graded["observed"] > graded["bound"], graded
+    met = platformstate.grade([f"platform.health_err_s <= {graded['observed']:g}"], run_dir)
+    assert [t["passed"] for t in met] == [True]  # the failure was the platform's
 
 
 @pytest.mark.timeout(600)
-def test_kill_9_mid_run_then_clean_and_destroy_leave_nothing(lab: Lab, tmp_path: Path) -> None:
+def test_kill_9_mid_run_then_clean_leaves_no_image(lab: Lab, tmp_path: Path) -> None:
     healthy(lab)
     results = tmp_path / "results"
     env = {**os.environ, "ASSAY_LAB_DIR": str(lab[2])}
     proc = subprocess.Popen([sys.executable, "-m", "assay", "run", "ceph-snapshot-impact",
-                             "--lab", lab[0].name, "--results", str(results)],
+                             "--lab", lab[0].name, "--results", str(results),
+                             "--set", "db.dataset=64MiB"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     try:
         end = time.monotonic() + 300
@@ -287,6 +316,11 @@ def test_kill_9_mid_run_then_clean_and_destroy_leave_nothing(lab: Lab, tmp_path:
     cleaned = assay(lab, "clean", "--results", str(results))
     assert cleaned.returncode == 0 and "removed RBD image" in cleaned.stdout, cleaned.stdout
     assert images(lab) == []
+
+
+@pytest.mark.timeout(300)
+def test_destroy_leaves_nothing(lab: Lab) -> None:
+    """Last: it ends the module's lab."""
     c, ceph_lab, root = lab
     destroyed = assay(lab, "lab", "destroy", c.name)
     assert destroyed.returncode == 0, destroyed.stderr

@@ -234,3 +234,22 @@ def test_without_postgresql_the_run_names_the_package_before_any_io(run_scenario
     with pytest.raises(UserError, match=r"install the Debian package `postgresql`"):
         run_scenario(text, target_dir=target)
     assert not list(target.glob("*.dat")) and not list(target.glob("pg-*"))  # no IO at all
+
+
+def test_a_timeline_end_ends_pgbench_with_the_load_and_grades_up_to_there(run_scenario):
+    """`end: after STEP + 2s` before pgbench's -T: its clients ended by assay are its normal
+    end (not "pgbench exited with status 2"), its seconds graded to where the load ended."""
+    text = ("name: pg-end\nworkloads:\n  pg: {kind: postgres, scale: 1, clients: 2, rate: 50}\n"
+            "timeline:\n  warmup: 2s\n  duration: 5m\n  end: after mark + 2s\n  steps:\n"
+            "    - {name: mark, action: annotate, text: mid, at: 4s}\n"
+            "thresholds:\n  - pg.tps >= 80% target\n")
+    t0 = time.monotonic()
+    outcome, record = run_scenario(text)
+    assert outcome.status == "passed", outcome.reason
+    assert time.monotonic() - t0 < 90  # not the 5 minutes
+    end = record["timeline_end"]["t"]
+    assert 8 <= end < 12 and record["measured_window_s"][1] <= end + 1
+    tps = [t for t in record["thresholds"] if t["expr"] == "pg.tps >= 80% target"]
+    assert tps and tps[0]["passed"] and tps[0]["observed"] > 0
+    data = Path(record["postgres"]["pg"]["data_directory"])
+    assert not data.exists() and leftovers(outcome.run_dir) == []

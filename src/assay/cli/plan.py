@@ -177,7 +177,8 @@ def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple
         con.print(f"[bold]{plan.name}[/]  {plan.scenario.description}")
         con.print(f"timeline: 0s-{format_duration(plan.warmup)} warm-up (not graded), "
                   f"{format_duration(plan.warmup)}-{format_duration(plan.total_seconds)} "
-                  f"measured")
+                  f"measured" + (f", ending {plan.scenario.timeline.end} if that comes first"
+                                 if plan.scenario.timeline.end else ""))
         for i, step in enumerate(plan.resolved.steps):
             when = (f"at {format_duration(step.at or 0)}" if step.after is None
                     else f"after {step.after}")

@@ -84,14 +84,15 @@ class HostSeries:
         return host_view(self.plan, host)
 
     def grade(self, steps: Sequence[dict[str, Any]], lost: dict[str, dict[str, Any]],
-              due: Callable[[str, Plan, Collection[dict[str, Any]]], Any] | None = None) \
-            -> dict[str, Any]:
+              due: Callable[[str, Plan, Collection[dict[str, Any]]], Any] | None = None,
+              until: float | None = None) -> dict[str, Any]:
         """Per host: its statistics and results (run.json `cluster.hosts_graded`); `due`
-        gives a host's latency from the due time (participants/lags.py)."""
+        gives a host's latency from the due time (participants/lags.py); `until`: where the
+        load ended when the timeline ended it early (Plan.ending)."""
         out: dict[str, Any] = {}
         for host in self.counts:
             samples = self.samples(host)
-            plan = self.host_plan(host)
+            plan = self.host_plan(host).ending(until)
             skipped: list[str] = []
             if host in lost:  # a lost host is not graded on what came after its loss
                 skipped = [t.text for t in plan.thresholds if t.phase_kind in AFTER_LOSS]

@@ -27,7 +27,7 @@ from assay.cluster.liveness import PROBE_S, Liveness, ended_why
 from assay.cluster.rider import ran_ms
 from assay.plan import RUN_JOB, Plan
 from assay.results.rundir import RunDir
-from assay.runners.base import Document, FioRun, FioRunBase, HostLoss, Runner
+from assay.runners.base import SIGINT_STATUS, Document, FioRun, FioRunBase, HostLoss, Runner
 
 OVERRUN_S = 3.0  # still running this long after another host ended normally: stopped
 _END = object()
@@ -278,11 +278,13 @@ class ClusterRun(FioRunBase):
             t.join(timeout=20)
 
     def wait(self) -> int:
-        """0 when every host still active ended well (lost hosts are graded, not fatal)."""
+        """0 when every host still active ended well (lost hosts are graded, not fatal); a
+        host's fio asked to end (`stop`) ended well with its SIGINT status."""
         for h, run in self.runs.items():
             if h not in self.ended and h in self.active:  # a lost one is being ended
                 self.ended[h] = run.wait()
-        bad = [rc for h, rc in self.ended.items() if h in self.active and rc != 0]
+        bad = [rc for h, rc in self.ended.items() if h in self.active and rc != 0
+               and not (self.stopping and rc == SIGINT_STATUS)]
         return bad[0] if bad else (0 if self.active else 1)
 
     def stderr_tail(self, lines: int = 5) -> str:

@@ -193,6 +193,9 @@ class HostDatabases:
                 self.rows.lose(r, f"pgbench did not end within {timeout:g}s of the run's end")
         return self.poll(now, self.rows.origin or now, final=True)
 
+    def end_now(self) -> None:
+        self._signal("stop")
+
     def stop(self) -> list[Sample]:
         """End every pgbench now (the run stops early); the seconds it measured."""
         self._signal("stop")

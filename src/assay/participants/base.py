@@ -74,6 +74,11 @@ class ParticipantBase:
         `t` on the series' axis; `origin`: its zero, epoch seconds."""
         return []
 
+    def end(self, t: float) -> None:
+        """The load ends at `t` (the timeline's `end`, before its planned end): what runs on
+        its own clock ends now, so that `finish` finds it ended."""
+        return None
+
     def finish(self, now: float, rc: int) -> list[Sample]:
         return []
 

@@ -29,6 +29,8 @@ class Services(Protocol):
     def start(self, procs: Mapping[str, str]) -> None:
         """The load from now; the servers join their host's blkio group at `procs`."""
     def poll(self, now: float, origin: float, final: bool = False) -> list[Sample]: ...
+    def end_now(self) -> None:
+        """Each pgbench ends now (the load ends before its -T): `finish` then collects."""
     def finish(self, now: float) -> list[Sample]: ...
     def stop(self) -> list[Sample]: ...
     def cleanup(self, keep: bool) -> dict[str, Any]: ...
@@ -67,6 +69,9 @@ class Databases(ParticipantBase):
 
     def rows(self, now: float, origin: float) -> list[Sample]:
         return self.services.poll(now, origin)
+
+    def end(self, t: float) -> None:
+        self.services.end_now()
 
     def finish(self, now: float, rc: int) -> list[Sample]:
         """pgbench's -T ends with the run; fio failing ends it at once."""

@@ -22,6 +22,9 @@ class Integrity(ParticipantBase):
     def start(self) -> None:
         self.session.start()
 
+    def end(self, t: float) -> None:
+        self.seconds = t
+
     def finish(self, now: float, rc: int) -> list[Any]:
         self.session.finish(self.seconds)  # the writers stop, then the final pass
         return []

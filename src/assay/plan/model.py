@@ -10,7 +10,7 @@ stores, and a user can rerun it by hand:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from assay.exitcodes import UserError
@@ -137,6 +137,13 @@ class Plan:
         """The load's length: warm-up, measured time, and the stagger of the last
         instance of a cluster run (each instance runs warm-up + measured time)."""
         return self.warmup + self.duration + self.stagger_s
+
+    def ending(self, t: float | None) -> Plan:
+        """The plan as it ran when the load ended at `t` on its axis (the timeline's `end`,
+        before `duration` was over): graded up to there; itself when `t` is None."""
+        if t is None or t >= self.total_seconds:
+            return self
+        return replace(self, duration=max(t - self.warmup - self.stagger_s, 0.0))
 
     @property
     def specs(self) -> list[ComponentSpec]:

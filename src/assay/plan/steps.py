@@ -50,6 +50,7 @@ def check_steps(resolved: ResolvedScenario, thresholds: list[Threshold], duratio
                                     f"the {format_duration(duration)} measured: it would "
                                     f"never start"))
     issues.extend(_never_start(resolved, names, raw, duration))
+    issues.extend(_end_rule(resolved, names))
     labels = set(names) | {s.action for s in steps}
     for t in thresholds:
         if (t.phase or t.metric == "recovery") and not steps:
@@ -59,6 +60,25 @@ def check_steps(resolved: ResolvedScenario, thresholds: list[Threshold], duratio
             issues.append(src.issue(("thresholds",), f"{t.text!r}: no step or action is "
                                     f"named {t.phase_step!r} (steps: {', '.join(names)})"))
     return issues
+
+
+def _end_rule(resolved: ResolvedScenario, names: list[str]) -> list[Issue]:
+    """`timeline.end: after STEP`: a step of this timeline that ends a known number of times
+    (a step repeated until the load ends would never let it end early)."""
+    rule = resolved.scenario.timeline.end_rule
+    if rule is None:
+        return []
+    path = ("timeline", "end")
+    if rule.step not in names:
+        return [resolved.source.issue(path, f"no step is named {rule.step!r} (steps: "
+                                            f"{', '.join(names) or 'none'})")]
+    step = resolved.steps[names.index(rule.step)]
+    if step.every is not None and step.count is None:
+        return [resolved.source.issue(path, f"step {rule.step!r} repeats every "
+                                            f"{format_duration(step.every)} until the load "
+                                            f"ends: give it a `count`, or end after another "
+                                            f"step")]
+    return []
 
 
 def _never_start(resolved: ResolvedScenario, names: list[str], raw: list[int],

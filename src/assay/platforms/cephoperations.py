@@ -100,8 +100,8 @@ class CephOperations(CephClient):
                 f"{s['count']} {s['state_name']}" for s in st.get("pgmap", {}).get(
                     "pgs_by_state", [])) + f"; {st.get('health', {}).get('status')}"
             waited = time.monotonic() - r["t0"]
-            # Ceph notices a lost node only after the heartbeat grace (20 s): clean until then
-            # is stale, so done once copies were seen missing and then clean twice in a row
+            # Ceph notices a lost node only after the heartbeat grace (20 s by default): clean
+            # until then is stale, so done once copies were seen missing, then clean twice
             if r["clean"] < 2 or (not r["moved"] and waited < SETTLE_S):
                 return True
             details["recovery_s"] = round(waited, 1)

@@ -12,7 +12,11 @@ workload and its OSD, as a powered-off HCI node does (cutting the first would ta
 monitor, and with it the cluster). Settings follow the measured recipe: pool size 3 /
 min_size 2 with CRUSH `chooseleaf host`, so with 4 hosts a lost host's data is rebuilt on the
 other three; cephx on; `rbd cache = false` (librbd's cache would ack writes from memory);
-`osd_recovery_sleep_hdd 0` (file-backed OSDs count as hdd) and `mon_osd_down_out_interval 30`.
+`osd_recovery_sleep_hdd 0` (file-backed OSDs count as hdd), and lab timers: a lost OSD is
+marked down after a 10 s heartbeat grace (Ceph's default 20 s, fixed: not stretched for OSDs
+the monitor finds laggy) and out 10 s later (default 10 minutes), so a node failure and its
+rebuild take a minute or two, not a quarter of an hour; a requested scrub starts on every
+scheduler tick (`osd_scrub_backoff_ratio 0`), two PGs at a time per OSD.
 
 Every daemon starts with `setsid` (none dies with assay's process group) and writes its pid
 file in the lab's run/ directory; `ceph.json` is written before each step that creates
@@ -47,6 +51,8 @@ PG_NUM = 32
 OSD_BYTES = 10 << 30  # sparse: ~1.3-2 GiB used per OSD with a 1 GiB image x3
 HOST_FS = 64 << 20  # each host's small ext4 (its assay_path): fio's files for CephFS-less runs
 TOOLS = ("ceph", "ceph-mon", "ceph-mgr", "ceph-osd", "ceph-authtool", "monmaptool", "rbd")
+HEARTBEAT_GRACE_S = 10  # the lab's osd_heartbeat_grace: a lost OSD is marked down after it
+DOWN_OUT_S = 10  # and out this much later (mon_osd_down_out_interval)
 READY_S = 300.0  # a loaded 2-core machine: 16-30 s measured, much more under load
 
 CONF = """\
@@ -68,7 +74,12 @@ osd pool default pg autoscale mode = off
 osd crush chooseleaf type = 1
 mon allow pool delete = true
 mon data avail warn = 5
-mon osd down out interval = 30
+mon osd down out interval = {down_out}
+osd heartbeat interval = 2
+osd heartbeat grace = {grace}
+mon osd adjust heartbeat grace = false
+osd scrub backoff ratio = 0
+osd max scrubs = 2
 mon warn on pool no redundancy = false
 [client]
 keyring = {root}/keyring
@@ -174,7 +185,7 @@ def _bring_up(c: Cluster, lab: CephLab) -> None:
     for sub in ("dev", "run", "log", "blk"):
         (r / sub).mkdir(exist_ok=True)
     conf = CONF.format(fsid=lab.fsid, mon=lab.mon, subnet=c.subnet, root=lab.root,
-                       osd_bytes=OSD_BYTES)
+                       osd_bytes=OSD_BYTES, grace=HEARTBEAT_GRACE_S, down_out=DOWN_OUT_S)
     for i, h in enumerate(c.hosts):  # each OSD is its own CRUSH host: the lab host's name
         lab.osds[h.name] = i
         conf += f"[osd.{i}]\ncrush location = root=default host={h.name}\n"
@@ -202,7 +213,8 @@ def _bring_up(c: Cluster, lab: CephLab) -> None:
     with ThreadPoolExecutor(max_workers=len(c.hosts)) as pool:  # OSDs in parallel (~5 s each)
         for f in [pool.submit(_make_osd, lab, h.netns, lab.osds[h.name]) for h in c.hosts]:
             f.result()
-    for key, value in (("osd_recovery_sleep_hdd", "0"), ("mon_osd_down_out_interval", "30")):
+    for key, value in (("osd_recovery_sleep_hdd", "0"),
+                       ("mon_osd_down_out_interval", str(DOWN_OUT_S))):
         ceph(lab, "config", "set", "osd" if key.startswith("osd") else "mon", key, value)
     ceph(lab, "osd", "pool", "create", lab.pool, str(PG_NUM), str(PG_NUM), "replicated")
     ceph(lab, "osd", "pool", "set", lab.pool, "size", "3")

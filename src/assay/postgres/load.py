@@ -82,6 +82,7 @@ class PostgresLoad:
     waldir: Path | None = None
     pgbench: subprocess.Popen[bytes] | None = None
     fold: Fold | None = None  # its transaction log, folded as a host's agent folds it
+    ended: bool = False  # asked to end before its -T (the timeline's `end`)
     info: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
@@ -182,7 +183,7 @@ class PostgresLoad:
         assert self.cluster is not None
         if not self.cluster.alive():
             raise RunAborted(f"workload {self.name}: {self.cluster.death()}")
-        if self.pgbench is not None and self.pgbench.poll() not in (None, 0):
+        if self.pgbench is not None and not self.ended and self.pgbench.poll() not in (None, 0):
             server = self.cluster.reason()  # pgbench only saw its sessions fail
             raise RunAborted(f"workload {self.name}: "
                              + (f"the server: {server}; " if server else "")
@@ -195,6 +196,11 @@ class PostgresLoad:
             errors = [x for x in text if not x.startswith("progress:")]
             return " | ".join(errors[-lines:])
         return ""
+
+    def end(self) -> None:
+        """The load ends before pgbench's -T: its clients aborted by that are its end."""
+        self.ended = True
+        self.stop_pgbench()
 
     def stop_pgbench(self) -> None:
         """End pgbench so that it writes out its transaction logs: they are buffered (a few

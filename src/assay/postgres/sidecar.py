@@ -117,6 +117,10 @@ class Sidecars:
             load.check()
         return self.poll(now, self.origin or now, final=True)
 
+    def end_now(self) -> None:
+        for load in self.loads:
+            load.end()
+
     def stop(self) -> list[Sample]:
         for load in self.loads:
             load.stop_pgbench()

@@ -154,9 +154,13 @@ class Runner(Protocol):
         """Close, not asking a host that may be gone (Powers.SESSION; close without)."""
 
 
-def fio_outcome(rc: int, fio: FioRun) -> tuple[str, str]:
-    """How fio's end decides the run: done, or aborted with fio's own reason."""
-    if rc != 0:
+SIGINT_STATUS = 128  # fio's own status when it ended on SIGINT, its final report written
+
+
+def fio_outcome(rc: int, fio: FioRun, asked_to_end: bool = False) -> tuple[str, str]:
+    """How fio's end decides the run: done, or aborted with fio's own reason. `asked_to_end`:
+    the timeline ended the load early (`end`), so fio's SIGINT status is its normal end."""
+    if rc != 0 and not (asked_to_end and rc == SIGINT_STATUS):
         tail = fio.stderr_tail()
         if "No space left on device" in tail:
             return "aborted", f"the target ran out of space during the run: {tail}"

@@ -9,11 +9,12 @@ receives those models from its caller, so this package imports nothing else of a
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import re
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from assay.scenario import messages
+from assay.scenario import messages, units
 from assay.scenario.strict import Duration as Duration  # many import it from here
 from assay.scenario.strict import Size as Size  # many import it from here
 from assay.scenario.strict import Strict
@@ -67,10 +68,29 @@ def step_names(steps: list[StepBase]) -> list[str]:
             for i, s in enumerate(steps)]
 
 
+class EndRule(NamedTuple):
+    """`timeline.end: after STEP + 10s`: the load ends `delay` seconds after step STEP ends
+    (its last occurrence, for a step repeated `count` times), `duration` at the latest."""
+
+    step: str
+    delay: float
+
+    @classmethod
+    def parse(cls, text: str) -> EndRule:
+        m = re.fullmatch(r"after\s+(?P<step>[^\s+]+)\s*(?:\+\s*(?P<delay>\S.*))?", text.strip())
+        if not m:
+            raise ValueError(f"expected `after STEP` or `after STEP + 10s`, got "
+                             f"{messages.show(text)}")
+        return cls(m["step"], units.parse_duration(m["delay"]) if m["delay"] else 0.0)
+
+
 class Timeline(Strict):
-    duration: Duration = Field(60.0, gt=0, description="measured time, after warm-up")
+    duration: Duration = Field(60.0, gt=0, description="measured time, after warm-up; with "
+                                                       "`end`, the longest it runs")
     warmup: Duration = Field(0.0, ge=0, description="load before measuring, not graded")
     steps: list[dict[str, Any]] = Field(default_factory=list)
+    end: str | None = Field(None, description="end the load a time after a step ends: "
+                                              "`after STEP + 10s`")
 
     @field_validator("duration")
     @classmethod
@@ -78,6 +98,17 @@ class Timeline(Strict):
         if v < MIN_DURATION:
             raise ValueError("at least 1s: assay measures per second")
         return v
+
+    @field_validator("end")
+    @classmethod
+    def _end_rule(cls, v: str | None) -> str | None:
+        if v is not None:
+            EndRule.parse(v)
+        return v
+
+    @property
+    def end_rule(self) -> EndRule | None:
+        return EndRule.parse(self.end) if self.end is not None else None
 
 
 class Throttle(Strict):

@@ -117,8 +117,10 @@ class Session(abc.ABC):
         """The plan the merged series is graded with."""
         return self.plan
 
-    def grade_hosts(self, steps: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
-        """run.json's `cluster`: each host graded on its own; None on one host."""
+    def grade_hosts(self, steps: Sequence[dict[str, Any]],
+                    until: float | None = None) -> dict[str, Any] | None:
+        """run.json's `cluster`: each host graded on its own (up to `until`, where the
+        timeline ended the load early); None on one host."""
         return None
 
     def databases(self) -> Mapping[str, Any]:

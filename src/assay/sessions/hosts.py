@@ -132,8 +132,9 @@ class HostsSession(Session):
                                            for c in st.components]) for st in self.plan.streams]
         return replace(self.plan, streams=streams)
 
-    def grade_hosts(self, steps: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
-        return finish(self.group, steps) if self.group is not None else None
+    def grade_hosts(self, steps: Sequence[dict[str, Any]],
+                    until: float | None = None) -> dict[str, Any] | None:
+        return finish(self.group, steps, until) if self.group is not None else None
 
 
 def _open_run(s: HostsSession) -> tuple[RunDir, RunnerGroup, dict[str, Any]]:
@@ -194,12 +195,14 @@ def _open_run(s: HostsSession) -> tuple[RunDir, RunnerGroup, dict[str, Any]]:
     return rd, group, info
 
 
-def finish(group: RunnerGroup, steps: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """run.json's `cluster`: hosts, skew, losses, and each host graded on its own."""
+def finish(group: RunnerGroup, steps: Sequence[dict[str, Any]],
+           until: float | None = None) -> dict[str, Any]:
+    """run.json's `cluster`: hosts, skew, losses, and each host graded on its own (up to
+    `until` when the timeline ended the load early)."""
     assert group.plan.cluster is not None
     out = group.record()
     group.series.close()  # every host's samples are in
-    out["graded"] = group.series.grade(steps, group.lost, group.duetime.host_figures)
+    out["graded"] = group.series.grade(steps, group.lost, group.duetime.host_figures, until)
     out["due_time"] = group.duetime.record()
     out["thresholds"] = []
     limit = group.plan.cluster.skew_limit_ms
