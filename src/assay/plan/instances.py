@@ -21,9 +21,12 @@ def host_dir(host: str, k: int) -> str:
 
 def in_subdir(streams: list[Stream], subdir: str) -> None:
     """A workload's files go to `subdir/` of the target (e.g. its own btrfs subvolume)."""
+    moved: set[int] = set()  # streams share a file (a database's reads and writes): move it once
     for s in streams:
         for f in s.files:
-            f.name = f"{subdir}/{f.name}"
+            if id(f) not in moved:
+                moved.add(id(f))
+                f.name = f"{subdir}/{f.name}"
         for job in s.jobs:
             if "filename" in job.options:
                 names = str(job.options["filename"]).split(":")
