@@ -16,6 +16,7 @@ from assay.cli.plan_hosts import participants
 from assay.cli.run import planned
 from assay.console import make_console
 from assay.exitcodes import UserError
+from assay.fio.jobfile import FioJob
 from assay.fio.process import parse_only
 from assay.hosts import inventory
 from assay.integrity.check import describe as integrity_line
@@ -57,15 +58,17 @@ def _tally_json(graded: Tally) -> dict[str, object]:
             "cluster": graded.cluster}
 
 
-def _component(plan: Plan, name: str, target: float | None) -> str:
-    """How a component is loaded: its rate and pacing, or closed loop; its window."""
+def _component(plan: Plan, every_job: dict[str, FioJob], name: str, target: float | None) -> str:
+    """How a component is loaded: its rate and pacing, or closed loop; its window.
+    `every_job` is plan.jobs, built once by the caller: the property builds it anew, and
+    once per job made the plan quadratic in its jobs."""
     spec = next(c for c in plan.specs if c.component == name)
     if not spec.jobs:  # a database's transactions (postgres): pgbench, not fio
         what = {"commit": "transactions", "failed": "failed or skipped transactions",
                 "lag": "schedule lag of each transaction"}.get(spec.direction, spec.direction)
         rate = f" at {target:,.1f} tx/s, Poisson arrivals" if target else ""
         return f"pgbench: {what}{rate}"
-    jobs = [plan.jobs[j] for j in spec.jobs if j in plan.jobs]
+    jobs = [every_job[j] for j in spec.jobs if j in every_job]
     limited = any(j.options.get("rate_iops") or j.options.get("rate") for j in jobs)
     depth = sum(int(str(j.options.get("iodepth") or 1)) * int(str(j.options.get("numjobs") or 1))
                 for j in jobs)
@@ -196,8 +199,9 @@ def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple
         con.print("components:" if not on_hosts else
                   "components (every instance's rate added up; jobs and depth are one "
                   "instance's):")
+        every_job = plan.jobs
         for c in plan.components:
-            con.print(f"  {c.name:<24} {_component(plan, c.name, c.target_iops)}")
+            con.print(f"  {c.name:<24} {_component(plan, every_job, c.name, c.target_iops)}")
         graded = tally(plan)
         con.print("thresholds:" + (f" {graded.describe()}" if graded.total else ""))
         for t in plan.thresholds:
