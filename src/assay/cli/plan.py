@@ -17,7 +17,7 @@ from assay.cli.run import planned
 from assay.console import make_console
 from assay.exitcodes import UserError
 from assay.fio.jobfile import FioJob
-from assay.fio.process import parse_only
+from assay.fio.parsecheck import check_texts
 from assay.hosts import inventory
 from assay.integrity.check import describe as integrity_line
 from assay.plan import RUN_JOB, Plan
@@ -31,18 +31,27 @@ from assay.thresholds.evaluate import resolve
 from assay.thresholds.grammar import Threshold
 
 
-def fio_check(plan: Plan) -> str | None:
-    """fio's own check of every job file, with its variables set to a scratch directory."""
+def fio_check(plan: Plan, pool: int | None = None) -> str | None:
+    """fio's own check of every job file, with its variables set to a scratch directory: each
+    distinct text once, several fios at once (fio/parsecheck.py). Each complaint names the
+    host and the file, and the others fio refused for the same reason."""
+    where = [(f"{host}/{name}", text) for host, files in plan.jobfiles.items()
+             for name, text in files.items()]
     with tempfile.TemporaryDirectory(prefix="assay-plan-") as tmp:
-        env = {TARGET_VAR: tmp, DIRECT_VAR: "1"}
-        for host, files in plan.jobfiles.items():
-            for name, text in files.items():
-                path = Path(tmp) / name
-                path.write_text(text, encoding="utf-8")
-                complaint = parse_only(path, env)
-                if complaint:
-                    return f"{host}/{name}: {complaint}"
-    return None
+        complaints = check_texts([t for _, t in where], [w for w, _ in where],
+                                 {TARGET_VAR: tmp, DIRECT_VAR: "1"}, pool)
+    refused: dict[str, list[str]] = {}
+    for (file, _), complaint in zip(where, complaints, strict=True):
+        if complaint:
+            refused.setdefault(complaint, []).append(file)
+    return "\n".join(f"{_some(files)}: {complaint}" for complaint, files in refused.items()) \
+        or None
+
+
+def _some(files: list[str], shown: int = 3) -> str:
+    """`n1/run.fio`, or `n1/run.fio, n2/run.fio, n3/run.fio and 509 more`."""
+    more = f" and {len(files) - shown} more" if len(files) > shown else ""
+    return ", ".join(files[:shown]) + more
 
 
 def _graded_on(t: Threshold, plan: Plan) -> str:
