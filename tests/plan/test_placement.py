@@ -183,3 +183,22 @@ def test_a_workloads_subdir_prefixes_files_its_streams_share_once():
     loaded = _filenames(plan.jobfile(), prefill=False)
     assert loaded == _filenames(plan.jobfile(name="prefill.fio"), prefill=True)
     assert all(re.fullmatch(r"mx/[^/]+", f) for f in loaded), sorted(loaded)
+
+
+@pytest.mark.parametrize(("name", "workload"), [("swbuild-quick", "build"),
+                                                ("ai-unet3d-quick", "train")])
+def test_sets_of_files_on_a_raw_device_are_refused_with_the_workloads_line(name, workload):
+    """A raw device holds files laid end to end, one region per fio job: a set of small files
+    (fio's filename_format) or a job of several files is refused, not a KeyError."""
+    hosts = inventory.parse("n1 assay_device=/dev/sdz\n", "inventory.ini")
+    with pytest.raises(ScenarioInvalid) as e:
+        load(name, hosts=hosts)
+    [issue] = e.value.issues
+    assert issue.line and f"workloads.{workload}" in str(issue) and "n1" in issue.message
+    assert "raw device" in issue.message and "assay_path" in issue.message
+    text = builtin_scenarios()[name].replace("\nworkloads:", "\ntarget: {device: /dev/sdz}\n"
+                                             "workloads:", 1)
+    with pytest.raises(ScenarioInvalid) as e:
+        plan_text(text, "s.yaml")
+    [issue] = e.value.issues
+    assert "target.device" in str(issue) and workload in issue.message

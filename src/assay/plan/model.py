@@ -212,6 +212,19 @@ def device_offsets(plan: Plan) -> dict[str, int]:
     return offsets
 
 
+def device_problem(streams: list[Stream]) -> tuple[str, str] | None:
+    """(workload, why) when a workload's files cannot be laid end to end on a raw device:
+    each fio job there reads one file's region (`offset`), not a set of small files or
+    several files, which only a filesystem holds."""
+    for s in streams:
+        if any(f.count > 1 for f in s.files) or any(
+                "filename" not in j.options for j in s.jobs):
+            return s.workload, "its jobs read sets of small files (fio's filename_format)"
+        if any(":" in str(j.options["filename"]) for j in s.jobs):
+            return s.workload, "its jobs each read several files"
+    return None
+
+
 def _on_device(plan: Plan, jobs: list[FioJob]) -> list[FioJob]:
     device = plan.scenario.target.device
     if rbdjobs.on_rbd(plan.scenario.target):

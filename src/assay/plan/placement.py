@@ -32,6 +32,7 @@ from assay.plan.model import (
     ClusterPlan,
     HostPlan,
     Plan,
+    device_problem,
     prefill_jobfile,
     run_jobfile,
 )
@@ -80,6 +81,11 @@ def place(plan: Plan, hosts: list[Host]) -> tuple[Plan, dict[str, dict[str, str]
         streams.sort(key=lambda s: order.get(s.workload, 0))
         local = replace(plan, streams=streams)
         if host.device:  # a raw device there: the host's files laid out on it, one by one
+            if problem := device_problem(streams):
+                raise PlacementError(f"host {host.name} has a raw device ({host.device}), "
+                                     f"not a directory: {problem[1]}, which only a "
+                                     f"filesystem holds; place it on hosts with an "
+                                     f"assay_path", problem[0])
             local = replace(local, resolved=on_device(plan.resolved, host.device))
         seed = plan.scenario.seed
         jobfiles[host.name] = {job: reseed(render(local), seed, seed + 1000 * hi)
