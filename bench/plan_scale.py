@@ -96,8 +96,11 @@ def added(rows: list[tuple[int, float]], i: int) -> float:
 
 def ratio(rows: list[tuple[int, float]]) -> float:
     """What a unit adds between the two largest sizes over what it adds between the two
-    smallest (a noisy machine can make an increment 0: then the ratio is over its floor)."""
-    first = max(added(rows, 1), 1e-6)
+    smallest. A loaded machine can make the small sizes' increment nought or less: it is
+    taken as at least a quarter of the whole range's (a cost quadratic in the sizes keeps
+    its own: larger than that)."""
+    (n0, t0), (n1, t1) = rows[0], rows[-1]
+    first = max(added(rows, 1), (t1 - t0) / (n1 - n0) / 4, 1e-9)
     return max(added(rows, len(rows) - 1), 0.0) / first
 
 
