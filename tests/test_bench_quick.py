@@ -63,6 +63,7 @@ BENCHES: dict[str, tuple[str, ...]] = {
     "integrity_cost": ("fio",),
     "long_run": (),
     "pgbench_overhead": ("root", "xfs", "postgres"),
+    "plan_scale": ("fio",),
     "report_24h": (),
     "search_cap": ("fio", "root", "xfs", "blkio"),
     "start_skew": ("fio", "netns", "sshd"),

@@ -75,3 +75,12 @@ def test_a_database_only_host_says_the_databases_carry_the_load(tmp_path: Path) 
     lines = [ln.strip() for ln in r.output.split("hosts: 1")[1].splitlines()]
     assert lines[2] == "fio: no job: the databases carry the load"
     assert lines[3].startswith("due-time reader: none") and "PostgreSQL + pgbench: pg x1" in lines
+
+
+def test_a_device_host_with_shared_files_is_planned_without_an_internal_error(
+        tmp_path: Path) -> None:
+    (tmp_path / "inv.ini").write_text("n1 assay_device=/dev/sdz\n")
+    r = CliRunner().invoke(command, ["exchange-quick", "--hosts", str(tmp_path / "inv.ini"),
+                                     "--no-check", "--json"])
+    assert r.exit_code == 0, r.output
+    assert "n1.0/n1.0" not in r.output and "filename=/dev/sdz" in r.output

@@ -9,7 +9,7 @@ import pytest
 
 from assay.hosts import inventory
 from assay.hosts.selection import PlacementError, select
-from assay.plan import RUN_JOB
+from assay.plan import RUN_JOB, builtin_scenarios
 from assay.plan.build import load, plan_text
 from assay.scenario.yamlsource import ScenarioInvalid
 
@@ -137,3 +137,68 @@ def test_a_cluster_scenario_without_an_inventory_says_how_to_get_one():
         load("node-failure")
     assert e.value.issues and all("--hosts FILE" in i.message and "assay lab create cluster"
                                   in i.message for i in e.value.issues)
+
+
+def _filenames(text: str, prefill: bool) -> set[str]:
+    """The files a job file names, its prefill sections' or the load's."""
+    out, section = set(), ""
+    for ln in text.splitlines():
+        if ln.startswith("["):
+            section = ln
+        elif ln.startswith("filename=") and section.startswith("[prefill.") == prefill:
+            out.add(ln.split("=", 1)[1])
+    return out
+
+
+@pytest.mark.parametrize("name", ["exchange-quick", "four-corners-quick", "checkpoint-quick"])
+def test_streams_that_share_a_file_get_the_hosts_prefix_once(name):
+    """Exchange's database reads and writes, the four corners and a checkpoint's save and
+    restore each share their files: every host's paths carry its prefix once, and the
+    prefill writes the very files the load reads."""
+    hosts = inventory.parse("n1 assay_path=/mnt/a\nn2 assay_path=/mnt/b\n", "inventory.ini")
+    plan = load(name, hosts=hosts)
+    assert plan.cluster is not None
+    for host in ("n1", "n2"):
+        files = plan.jobfiles[host]
+        loaded = _filenames(files[RUN_JOB], prefill=False)
+        prefilled = _filenames(files["prefill.fio"], prefill=True)
+        assert loaded and prefilled == loaded, host
+        assert all(re.fullmatch(rf"{host}\.0/[^/]+", f) for f in loaded), sorted(loaded)
+        assert {f for f, _ in plan.cluster.hosts[host].files} == loaded
+
+
+def test_a_device_host_lays_out_files_whose_streams_share_them():
+    hosts = inventory.parse("n1 assay_device=/dev/sdz\n", "inventory.ini")
+    plan = load("exchange-quick", hosts=hosts)
+    run, prefill = (plan.jobfiles["n1"][n] for n in (RUN_JOB, "prefill.fio"))
+    assert "filename=/dev/sdz" in run and "n1.0/n1.0" not in run + prefill
+    offsets = {ln for ln in run.splitlines() if ln.startswith("offset=")}
+    assert offsets and offsets <= {ln for ln in prefill.splitlines() if ln.startswith("offset=")}
+
+
+def test_a_workloads_subdir_prefixes_files_its_streams_share_once():
+    text = builtin_scenarios()["exchange-quick"].replace("dataset: 1GiB",
+                                                         "dataset: 1GiB\n    subdir: mx")
+    plan = plan_text(text, "s.yaml")
+    loaded = _filenames(plan.jobfile(), prefill=False)
+    assert loaded == _filenames(plan.jobfile(name="prefill.fio"), prefill=True)
+    assert all(re.fullmatch(r"mx/[^/]+", f) for f in loaded), sorted(loaded)
+
+
+@pytest.mark.parametrize(("name", "workload"), [("swbuild-quick", "build"),
+                                                ("ai-unet3d-quick", "train")])
+def test_sets_of_files_on_a_raw_device_are_refused_with_the_workloads_line(name, workload):
+    """A raw device holds files laid end to end, one region per fio job: a set of small files
+    (fio's filename_format) or a job of several files is refused, not a KeyError."""
+    hosts = inventory.parse("n1 assay_device=/dev/sdz\n", "inventory.ini")
+    with pytest.raises(ScenarioInvalid) as e:
+        load(name, hosts=hosts)
+    [issue] = e.value.issues
+    assert issue.line and f"workloads.{workload}" in str(issue) and "n1" in issue.message
+    assert "raw device" in issue.message and "assay_path" in issue.message
+    text = builtin_scenarios()[name].replace("\nworkloads:", "\ntarget: {device: /dev/sdz}\n"
+                                             "workloads:", 1)
+    with pytest.raises(ScenarioInvalid) as e:
+        plan_text(text, "s.yaml")
+    [issue] = e.value.issues
+    assert "target.device" in str(issue) and workload in issue.message

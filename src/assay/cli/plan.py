@@ -16,7 +16,8 @@ from assay.cli.plan_hosts import participants
 from assay.cli.run import planned
 from assay.console import make_console
 from assay.exitcodes import UserError
-from assay.fio.process import parse_only
+from assay.fio.jobfile import FioJob
+from assay.fio.parsecheck import check_texts
 from assay.hosts import inventory
 from assay.integrity.check import describe as integrity_line
 from assay.plan import RUN_JOB, Plan
@@ -30,18 +31,27 @@ from assay.thresholds.evaluate import resolve
 from assay.thresholds.grammar import Threshold
 
 
-def fio_check(plan: Plan) -> str | None:
-    """fio's own check of every job file, with its variables set to a scratch directory."""
+def fio_check(plan: Plan, pool: int | None = None) -> str | None:
+    """fio's own check of every job file, with its variables set to a scratch directory: each
+    distinct text once, several fios at once (fio/parsecheck.py). Each complaint names the
+    host and the file, and the others fio refused for the same reason."""
+    where = [(f"{host}/{name}", text) for host, files in plan.jobfiles.items()
+             for name, text in files.items()]
     with tempfile.TemporaryDirectory(prefix="assay-plan-") as tmp:
-        env = {TARGET_VAR: tmp, DIRECT_VAR: "1"}
-        for host, files in plan.jobfiles.items():
-            for name, text in files.items():
-                path = Path(tmp) / name
-                path.write_text(text, encoding="utf-8")
-                complaint = parse_only(path, env)
-                if complaint:
-                    return f"{host}/{name}: {complaint}"
-    return None
+        complaints = check_texts([t for _, t in where], [w for w, _ in where],
+                                 {TARGET_VAR: tmp, DIRECT_VAR: "1"}, pool)
+    refused: dict[str, list[str]] = {}
+    for (file, _), complaint in zip(where, complaints, strict=True):
+        if complaint:
+            refused.setdefault(complaint, []).append(file)
+    return "\n".join(f"{_some(files)}: {complaint}" for complaint, files in refused.items()) \
+        or None
+
+
+def _some(files: list[str], shown: int = 3) -> str:
+    """`n1/run.fio`, or `n1/run.fio, n2/run.fio, n3/run.fio and 509 more`."""
+    more = f" and {len(files) - shown} more" if len(files) > shown else ""
+    return ", ".join(files[:shown]) + more
 
 
 def _graded_on(t: Threshold, plan: Plan) -> str:
@@ -57,15 +67,17 @@ def _tally_json(graded: Tally) -> dict[str, object]:
             "cluster": graded.cluster}
 
 
-def _component(plan: Plan, name: str, target: float | None) -> str:
-    """How a component is loaded: its rate and pacing, or closed loop; its window."""
+def _component(plan: Plan, every_job: dict[str, FioJob], name: str, target: float | None) -> str:
+    """How a component is loaded: its rate and pacing, or closed loop; its window.
+    `every_job` is plan.jobs, built once by the caller: the property builds it anew, and
+    once per job made the plan quadratic in its jobs."""
     spec = next(c for c in plan.specs if c.component == name)
     if not spec.jobs:  # a database's transactions (postgres): pgbench, not fio
         what = {"commit": "transactions", "failed": "failed or skipped transactions",
                 "lag": "schedule lag of each transaction"}.get(spec.direction, spec.direction)
         rate = f" at {target:,.1f} tx/s, Poisson arrivals" if target else ""
         return f"pgbench: {what}{rate}"
-    jobs = [plan.jobs[j] for j in spec.jobs if j in plan.jobs]
+    jobs = [every_job[j] for j in spec.jobs if j in every_job]
     limited = any(j.options.get("rate_iops") or j.options.get("rate") for j in jobs)
     depth = sum(int(str(j.options.get("iodepth") or 1)) * int(str(j.options.get("numjobs") or 1))
                 for j in jobs)
@@ -197,8 +209,9 @@ def command(scenario: str, duration: str | None, warmup: str | None, sets: tuple
         con.print("components:" if not on_hosts else
                   "components (every instance's rate added up; jobs and depth are one "
                   "instance's):")
+        every_job = plan.jobs
         for c in plan.components:
-            con.print(f"  {c.name:<24} {_component(plan, c.name, c.target_iops)}")
+            con.print(f"  {c.name:<24} {_component(plan, every_job, c.name, c.target_iops)}")
         graded = tally(plan)
         con.print("thresholds:" + (f" {graded.describe()}" if graded.total else ""))
         for t in plan.thresholds:

@@ -13,7 +13,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,11 +37,17 @@ def find_fio() -> str:
     return exe
 
 
-def parse_only(jobfile: Path, env: dict[str, str] | None = None) -> str | None:
-    """fio's own check of a job file; returns its complaint, or None when fio accepts it."""
-    r = subprocess.run([find_fio(), "--parse-only", str(jobfile)], capture_output=True,
-                       text=True, check=False, timeout=60,
-                       env={**os.environ, **env} if env else None)
+def parse_only(jobfile: Path | Sequence[Path], env: Mapping[str, str] | None = None,
+               timeout: float = 60.0) -> str | None:
+    """fio's own check of a job file, or of several (each read as if alone; fio stops at the
+    first it refuses, without naming it); returns its complaint, or None when fio accepts."""
+    files = [jobfile] if isinstance(jobfile, Path) else list(jobfile)
+    try:
+        r = subprocess.run([find_fio(), "--parse-only", *map(str, files)], capture_output=True,
+                           text=True, check=False, timeout=timeout,
+                           env={**os.environ, **env} if env else None)
+    except subprocess.TimeoutExpired:
+        return f"fio --parse-only did not answer in {timeout:g} s"
     if r.returncode != 0:
         return (r.stderr or r.stdout).strip() or f"fio --parse-only exited {r.returncode}"
     return None

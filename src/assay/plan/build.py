@@ -29,7 +29,7 @@ from assay.metrics.summary import ComponentInfo
 from assay.plan import failover, pacing
 from assay.plan.instances import in_subdir
 from assay.plan.limits import check as check_rates
-from assay.plan.model import Plan, render_jobfiles
+from assay.plan.model import Plan, device_problem, render_jobfiles
 from assay.plan.placement import place
 from assay.plan.sources import read_scenario
 from assay.plan.steps import check_steps
@@ -152,6 +152,9 @@ def plan_text(text: str, file: str, base_dir: Path | None = None,
     issues.extend(check_integrity(resolved, streams, thresholds, hosts is not None))
     issues.extend(check_rates(resolved, streams))
     issues.extend(failover.check(resolved, hosts))
+    if sc.target.device and (unfit := device_problem(streams)):
+        issues.append(src.issue(("target", "device"), f"workload {unfit[0]}: {unfit[1]}, "
+                                f"which only a filesystem holds: give a `path`"))
     if issues:
         raise ScenarioInvalid(issues)
     _, verified = integrity_settings(resolved, writing(streams))

@@ -22,7 +22,7 @@ from dataclasses import replace
 from assay.fio.jobfile import fio_seconds
 from assay.hosts.inventory import Host
 from assay.hosts.selection import PlacementError, select
-from assay.plan.instances import delays, host_dir, instance_streams, reseed
+from assay.plan.instances import delays, host_dir, instance_streams, ranks, reseed
 from assay.plan.model import (
     PREFILL_JOB,
     HostPlan,
@@ -68,31 +68,34 @@ def plan_moves(plan: Plan, placed: dict[str, list[Host]], hosts: list[Host],
     moves: dict[str, list[Move]] = {}
     standby: dict[str, list[Stream]] = {}
     order = [h.name for h in hosts]
+    rank = ranks(placed)
+    takers: dict[str, set[str]] = {}  # workload -> the hosts its failover.to picks
     for hi, host in enumerate(hosts):
         if host.name not in host_plans:
             continue
         turn = 0
-        for name, on in placed.items():
-            if host not in on:
+        for name in placed:
+            if host.name not in rank[name]:
                 continue
             params = plan.resolved.workloads[name]
             count = params.count_per_host
             for k in range(count):
-                inst = _instance(plan, name, host.name, hi, k, on.index(host) * count + k)
+                inst = _instance(plan, name, host.name, hi, k, rank[name][host.name] * count + k)
                 instances[host.name].append(inst)
                 if params.failover is None:
                     continue
-                try:
-                    may = select(params.failover.to, hosts)
-                except PlacementError as e:
-                    raise PlacementError(f"failover.to: {e}", name) from None
+                if name not in takers:
+                    try:
+                        takers[name] = {m.name for m in select(params.failover.to, hosts)}
+                    except PlacementError as e:
+                        raise PlacementError(f"failover.to: {e}", name) from None
+                may = takers[name]
                 after_own = order[hi + 1:] + order[:hi]  # round robin from the next host
-                survivors = [h for h in after_own if h in host_plans
-                             and any(m.name == h for m in may)]
+                survivors = [h for h in after_own if h in host_plans and h in may]
                 if not survivors:
+                    picks = ", ".join(m for m in order if m in may) or "none"
                     raise PlacementError(f"failover: no survivor can take {host.name}'s "
-                                         f"instances (failover.to picks "
-                                         f"{', '.join(m.name for m in may) or 'none'}; only "
+                                         f"instances (failover.to picks {picks}; only "
                                          f"hosts that run a workload can)", name)
                 to = survivors[turn % len(survivors)]
                 turn += 1

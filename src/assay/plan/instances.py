@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import copy
 import re
+from dataclasses import replace
 
-from assay.fio.jobfile import fio_seconds
+from assay.fio.jobfile import FioJob, fio_seconds
+from assay.hosts.inventory import Host
 from assay.plan.model import Plan
-from assay.workloads.base import Stream
+from assay.workloads.base import DataFile, Stream
 
 UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
@@ -21,18 +23,32 @@ def host_dir(host: str, k: int) -> str:
 
 def in_subdir(streams: list[Stream], subdir: str) -> None:
     """A workload's files go to `subdir/` of the target (e.g. its own btrfs subvolume)."""
+    moved: set[int] = set()  # streams share a file (a database's reads and writes): move it once
     for s in streams:
         for f in s.files:
-            f.name = f"{subdir}/{f.name}"
+            if id(f) not in moved:
+                moved.add(id(f))
+                f.name = f"{subdir}/{f.name}"
         for job in s.jobs:
             if "filename" in job.options:
                 names = str(job.options["filename"]).split(":")
                 job.options["filename"] = ":".join(f"{subdir}/{n}" for n in names)
 
 
+def own_copy(streams: list[Stream]) -> list[Stream]:
+    """Streams an instance may change: their files (one its streams share stays one), jobs and
+    options copied. A deep copy of every option took most of a 1,024-host plan; options
+    hold numbers and text only, so a copy of each job's dict is one of its own."""
+    files: dict[int, DataFile] = {}
+    return [replace(s, files=[files.setdefault(id(f), replace(f)) for f in s.files],
+                    jobs=[FioJob(j.name, dict(j.options)) for j in s.jobs],
+                    components=copy.deepcopy(s.components))
+            for s in streams]
+
+
 def instance_streams(streams: list[Stream], subdir: str, delay: float, seed: int | None,
               warmup: float = 0.0, duration: float = 0.0) -> list[Stream]:
-    out = copy.deepcopy(streams)
+    out = own_copy(streams)
     in_subdir(out, subdir)
     for s in out:
         for job in s.jobs:
@@ -50,6 +66,12 @@ def instance_streams(streams: list[Stream], subdir: str, delay: float, seed: int
                     job.options["ramp_time"] = fio_seconds(warmup)
                     job.options["runtime"] = fio_seconds(duration)
     return out
+
+
+def ranks(placed: dict[str, list[Host]]) -> dict[str, dict[str, int]]:
+    """workload -> host name -> the host's index among the workload's hosts: looked up, not
+    searched (on.index() once per host made a plan quadratic in hosts)."""
+    return {w: {h.name: i for i, h in enumerate(on)} for w, on in placed.items()}
 
 
 def delays(plan: Plan, workload: str, nth: int) -> float:

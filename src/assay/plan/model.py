@@ -219,6 +219,19 @@ def device_offsets(plan: Plan) -> dict[str, int]:
     return offsets
 
 
+def device_problem(streams: list[Stream]) -> tuple[str, str] | None:
+    """(workload, why) when a workload's files cannot be laid end to end on a raw device:
+    each fio job there reads one file's region (`offset`), not a set of small files or
+    several files, which only a filesystem holds."""
+    for s in streams:
+        if any(f.count > 1 for f in s.files) or any(
+                "filename" not in j.options for j in s.jobs):
+            return s.workload, "its jobs read sets of small files (fio's filename_format)"
+        if any(":" in str(j.options["filename"]) for j in s.jobs):
+            return s.workload, "its jobs each read several files"
+    return None
+
+
 def _on_device(plan: Plan, jobs: list[FioJob]) -> list[FioJob]:
     device = plan.scenario.target.device
     if rbdjobs.on_rbd(plan.scenario.target):
@@ -252,7 +265,10 @@ def prefill_jobs(plan: Plan) -> list[FioJob]:
     """Sequential 1 MiB writes of each file with its workload's data pattern; one section per
     file, so a run writes only the stale ones (fio --section) from the same job file. A file
     the load writes with verify headers (integrity mode) gets them from the prefill on."""
-    data_opts = {f.name: _write_data_options(s) for s in plan.streams for f in s.files}
+    # a stream's data pattern once, not once per file: a checkpoint's 1,000 streams' files
+    # each scanned its 20,000 jobs
+    data_opts = {f.name: opts for s in plan.streams
+                 for opts in [_write_data_options(s)] for f in s.files}
     headers = prefill_options(plan.streams)
     sets = plan.file_sets
     return [FioJob(f"{PREFILL_PREFIX}{name}", {

@@ -25,13 +25,14 @@ from assay.hosts.inventory import Host
 from assay.hosts.selection import PlacementError, select
 from assay.metrics.sampler import ComponentSpec
 from assay.plan.failover import plan_moves
-from assay.plan.instances import delays, host_dir, instance_streams, reseed
+from assay.plan.instances import delays, host_dir, instance_streams, ranks, reseed
 from assay.plan.model import (
     PREFILL_JOB,
     RUN_JOB,
     ClusterPlan,
     HostPlan,
     Plan,
+    device_problem,
     prefill_jobfile,
     run_jobfile,
 )
@@ -56,6 +57,7 @@ def place(plan: Plan, hosts: list[Host]) -> tuple[Plan, dict[str, dict[str, str]
         except PlacementError as e:
             raise PlacementError(str(e), name) from None
     counts = {name: params.count_per_host for name, params in plan.resolved.workloads.items()}
+    rank = ranks(placed)
     order = {name: i for i, name in enumerate(plan.resolved.workloads)}
     jobfiles: dict[str, dict[str, str]] = {}
     host_plans: dict[str, HostPlan] = {}
@@ -63,13 +65,13 @@ def place(plan: Plan, hosts: list[Host]) -> tuple[Plan, dict[str, dict[str, str]
     for hi, host in enumerate(hosts):
         streams: list[Stream] = []
         instances: dict[str, int] = {}
-        for name, on in placed.items():
-            if host not in on:
+        for name in placed:
+            if host.name not in rank[name]:
                 continue
             stagger = plan.resolved.workloads[name].stagger
             instances[name] = counts[name]
             for k in range(counts[name]):
-                nth = on.index(host) * counts[name] + k  # the instance's place cluster-wide
+                nth = rank[name][host.name] * counts[name] + k  # its place cluster-wide
                 streams += instance_streams(by_workload.get(name, []), host_dir(host.name, k),
                                      stagger * nth,
                                      plan.scenario.seed + 1000 * hi + k if k else None,
@@ -79,6 +81,11 @@ def place(plan: Plan, hosts: list[Host]) -> tuple[Plan, dict[str, dict[str, str]
         streams.sort(key=lambda s: order.get(s.workload, 0))
         local = replace(plan, streams=streams)
         if host.device:  # a raw device there: the host's files laid out on it, one by one
+            if problem := device_problem(streams):
+                raise PlacementError(f"host {host.name} has a raw device ({host.device}), "
+                                     f"not a directory: {problem[1]}, which only a "
+                                     f"filesystem holds; place it on hosts with an "
+                                     f"assay_path", problem[0])
             local = replace(local, resolved=on_device(plan.resolved, host.device))
         seed = plan.scenario.seed
         jobfiles[host.name] = {job: reseed(render(local), seed, seed + 1000 * hi)
@@ -86,13 +93,12 @@ def place(plan: Plan, hosts: list[Host]) -> tuple[Plan, dict[str, dict[str, str]
                                                    (PREFILL_JOB, prefill_jobfile))}
         files = local.files
         subdirs = sorted({f.rsplit("/", 1)[0] for f, _ in files if "/" in f})
-        specs = [staggered(c, [delays(plan, s.workload, on.index(host) * counts[s.workload]
-                                      + k) for k in range(instances[s.workload])], length,
-                           plan.warmup)
-                 for s in by_workload_in(plan, instances) for c in s.components
-                 for on in [placed[s.workload]]]
+        specs = [staggered(c, [delays(plan, s.workload, rank[s.workload][host.name]
+                                      * counts[s.workload] + k)
+                               for k in range(instances[s.workload])], length, plan.warmup)
+                 for s in by_workload_in(plan, instances) for c in s.components]
         windows = {w: [(d, d + length) for d in (
-            delays(plan, w, placed[w].index(host) * counts[w] + k) for k in range(n))]
+            delays(plan, w, rank[w][host.name] * counts[w] + k) for k in range(n))]
             for w, n in instances.items() if plan.resolved.workloads[w].stagger}
         host_plans[host.name] = HostPlan(host, instances, files, subdirs, specs, windows)
     total = {name: len(on) * counts[name] for name, on in placed.items()}
