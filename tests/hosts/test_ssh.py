@@ -94,6 +94,19 @@ def test_clock_offset_on_one_machine_is_near_zero(cluster: Cluster) -> None:  # 
     assert abs(offset) < 0.005 and 0 < rtt < 0.1
 
 
+def test_a_clock_read_waits_for_a_slow_session_start(
+        cluster: Cluster, tmp_path: Path) -> None:  # noqa: F811
+    """A host whose login shell takes seconds to start (rc files on a loaded host: root's
+    `pyenv init` took 3-6 s here) answers late once, then at once: not a host without a
+    clock (a run was refused "n3: cannot read the host's clock: no answer within 5s")."""
+    slow = tmp_path / "slow-ssh"  # the session starts 7 s late, past the 5 s of an exchange
+    slow.write_text('#!/bin/sh\ncase "$*" in *"date +%s.%N"*) sleep 7;; esac\nexec ssh "$@"\n')
+    slow.chmod(0o755)
+    with SshHost(hosts_of(cluster)[0], ssh=str(slow)) as ssh:
+        offset, rtt = ssh.clock_offset()
+    assert abs(offset) < 0.005 and 0 < rtt < 0.1
+
+
 def test_a_changed_host_key_is_refused_naming_the_line(cluster: Cluster,  # noqa: F811
                                                         tmp_path: Path) -> None:
     other = tmp_path / "other"

@@ -23,7 +23,7 @@ from assay.report.cluster import host_rows, host_series_rows
 from assay.results.rundir import read_ndjson, read_record
 from tests.conftest import needs_fio
 from tests.postgres.conftest import needs_postgres
-from tests.sshlab import SKIP, needs_netns
+from tests.sshlab import SKIP, needs_netns, plain_shell
 
 # lab runs end to end: make test's second tier
 pytestmark = [needs_netns, needs_fio, needs_postgres, pytest.mark.tier2]
@@ -92,6 +92,7 @@ def cluster() -> Iterator[Cluster]:
     root.chmod(0o711)
     c = labcluster.create(f"p{uuid.uuid4().hex[:6]}", 3, root=root)
     try:
+        plain_shell(c)
         yield c
     finally:
         labcluster.destroy(c)
@@ -303,14 +304,16 @@ def test_kill_9_of_assay_leaves_no_database_on_the_hosts(
         cluster: Cluster, tmp_path: Path) -> None:
     scenario = tmp_path / "pg.yaml"
     scenario.write_text(SCENARIO.replace("duration: 15s", "duration: 60s"))
-    proc = subprocess.Popen([sys.executable, "-m", "assay", "run", str(scenario), "--hosts",
-                             cluster.inventory, "--results", str(tmp_path / "results")],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out = tmp_path / "assay.out"  # a file, not a pipe nobody reads: assay never blocks on it
+    with out.open("wb") as fh:
+        proc = subprocess.Popen([sys.executable, "-m", "assay", "run", str(scenario),
+                                 "--hosts", cluster.inventory, "--results",
+                                 str(tmp_path / "results")], stdout=fh, stderr=subprocess.STDOUT)
     try:
         end = time.monotonic() + 180
-        while time.monotonic() < end and not [
-                p for p in postgres_under(cluster.hosts)
-                if comm(p) == "pgbench"]:
+        while not [p for p in postgres_under(cluster.hosts) if comm(p) == "pgbench"]:
+            assert proc.poll() is None, f"assay ended before any pgbench: {out.read_text()}"
+            assert time.monotonic() < end, f"no pgbench in 180 s: {out.read_text()[-3000:]}"
             time.sleep(0.5)
         time.sleep(2)
         assert postgres_under(cluster.hosts), "no database started"

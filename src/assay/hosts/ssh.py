@@ -37,6 +37,7 @@ from assay.hosts.inventory import Host
 from assay.hosts.result import CommandResult
 
 CONNECT_TIMEOUT = 5
+SESSION_START = 30  # a new session's first answer: the host's shell started (its rc files)
 CONTROL_PREFIX = "assay-ssh-"  # the control directory, in the temporary directory
 OWNER = "owner"  # in it: "<pid> <start time>" of the assay process that made it
 PERSIST = "120"  # a master left behind by a crash ends itself after 2 idle minutes
@@ -184,11 +185,14 @@ class SshHost:
         assert proc.stdin is not None and proc.stdout is not None
         best: tuple[float, float] | None = None
         try:
-            for _ in range(samples + 1):
+            for i in range(samples + 1):
                 t0 = time.time()
                 proc.stdin.write("\n")
                 proc.stdin.flush()
-                line = _readline(proc.stdout, self.connect_timeout)
+                # the first answer waits for the session to start (the host's login shell:
+                # its rc files, seconds on a loaded host), as a command's does; the samples
+                # after it are exchanges on a live session
+                line = _readline(proc.stdout, SESSION_START if i == 0 else self.connect_timeout)
                 t1 = time.time()
                 remote = float(line)
                 if best is None or t1 - t0 < best[1]:

@@ -147,9 +147,10 @@ class Sidecars:
 class IdleRun(FioRunBase):
     """fio's place in a run without fio workloads: no documents, ends when pgbench does."""
 
-    def __init__(self, sidecars: Sidecars):
+    def __init__(self, sidecars: Sidecars, started: float | None = None):
         self.sidecars = sidecars
-        self.started = time.time()
+        # the run's t=0: when the load starts (on hosts, pgbench's instant T0, ahead of now)
+        self.started = started if started is not None else time.time()
         self.last_doc: dict[str, Any] | None = None
         self._stopped = False
 
