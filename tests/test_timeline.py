@@ -211,27 +211,29 @@ def test_end_rules_are_checked_before_any_io() -> None:
 @needs_fio
 @pytest.mark.slow
 def test_a_run_ends_its_delay_after_the_step_and_is_graded_up_to_there(run_scenario) -> None:
-    """Real fio: a 10-minute timeline that ends 2 s after its step; graded on what ran."""
+    """Real fio: a 10-minute timeline that ends 3 s after its step; graded on what ran (9 s:
+    one late status dump of fio's on a loaded machine is then 5 % of it, not 15 %)."""
     out, run = run_scenario("""name: ends
 workloads:
   db: {kind: oltp, data_iops: 50, log_iops: 10, data_files: 1, log_files: 1, dataset: 16MiB}
 timeline:
   warmup: 1s
   duration: 10m
-  end: after pause + 2s
+  end: after pause + 3s
   steps:
-    - {name: pause, action: command, at: 2s, run: "sleep 1"}
+    - {name: pause, action: command, at: 5s, run: "sleep 1"}
 thresholds:
   - db.iops >= 80% target
 """)
     assert out.status == "passed", out.reason
     step = next(e for e in run["events"] if e["name"] == "pause")
     end = run["timeline_end"]
-    assert end["reason"] == "pause ended 2s before"
-    assert step["t_end"] + 2 <= end["t"] < step["t_end"] + 3
+    assert end["reason"] == "pause ended 3s before"
+    assert step["t_end"] + 3 <= end["t"] < step["t_end"] + 4
     assert run["elapsed_s"] < 60  # not the 10 minutes
     lo, hi = run["measured_window_s"]
-    assert lo == 1 and end["t"] - 1 <= hi <= end["t"] + 1  # graded up to the end, complete
+    # graded to the end of fio's interval that held the end (fio stops a moment after asked)
+    assert lo == 1 and end["t"] <= hi <= end["t"] + 2.5
     assert run["graded_s"] >= 0.95 * run["measured_s"]
     paced = {n: s for n, s in out.stats.items() if s.target_iops}
     assert paced and all(0.8 <= s.iops / s.target_iops <= 1.2 for s in paced.values()), paced

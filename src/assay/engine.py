@@ -60,6 +60,7 @@ class Engine:
         self.session = open_session(plan, options, self.platform, console)  # no IO yet
         self.streams: RunStreams | None = None  # samples and series, on disk as they come
         self.ended_at: float | None = None  # where the timeline's `end` ended the load
+        self.ended_to: float | None = None  # ... and the end of fio's interval holding it
 
     @property
     def info(self) -> dict[str, Any]:
@@ -184,7 +185,7 @@ class Engine:
     def _end(self, fio: FioRun, t: float, why: str) -> None:
         """The scenario's `timeline.end`: the load ends now, as at the end of `duration`
         (fio writes its last dumps, the participants their last seconds, integrity its
-        final pass), and is graded up to here (Plan.ending)."""
+        final pass), graded up to the end of fio's interval that holds `t` (Plan.ending)."""
         assert self.session.run_dir
         self.ended_at = t
         self.info["timeline_end"] = {"t": round(t, 3), "reason": why}
@@ -216,6 +217,10 @@ class Engine:
         assert self.streams
         out = [s.record() for s in samples]
         series = [s.row() for s in samples]
+        if self.ended_at is not None and self.ended_to is None:
+            # fio stops a moment after it is asked: its interval holding `ended_at` is the
+            # load's last, measured whole (not cut in two, its IOs ungraded)
+            self.ended_to = min((s.t for s in samples if s.t >= self.ended_at), default=None)
         self.streams.append(series, [stored_line(r) for r in out])
         if self.opt.watcher and series:
             self.opt.watcher.rows("series", series)
@@ -256,11 +261,12 @@ class Engine:
             measured = self.streams.samples.rows if self.streams else 0
             status, reason = "aborted", self._unwritten(reason, e, rd.path)
         samples = StoredRows(rd.path, "samples", measured)  # read back, not held in memory
-        v = grade(session.graded_plan().ending(self.ended_at), samples, steps, logs,
+        until = self.ended_to if self.ended_to is not None else self.ended_at
+        v = grade(session.graded_plan().ending(until), samples, steps, logs,
                   read_rows(rd.path, "hosts"),
-                  due_latency(rd.path, due_windows(self.plan.ending(self.ended_at))),
+                  due_latency(rd.path, due_windows(self.plan.ending(until))),
                   self.info.get("integrity"), ended_early=status != "done")
-        hosts = session.grade_hosts(steps, self.ended_at)
+        hosts = session.grade_hosts(steps, until)
         if hosts is not None:
             self.info["cluster"] = hosts
         if steps:

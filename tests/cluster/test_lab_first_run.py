@@ -22,7 +22,7 @@ from assay.platforms import labcluster
 from assay.platforms.labcluster import Cluster
 from assay.results.rundir import read_ndjson
 from tests.conftest import needs_fio
-from tests.sshlab import SKIP, needs_netns, plain_shell
+from tests.sshlab import SKIP, needs_netns
 
 # lab runs end to end: make test's second tier
 pytestmark = [needs_netns, needs_fio, pytest.mark.tier2]
@@ -55,7 +55,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cluster, dic
     try:
         assert r.returncode == 0, r.stdout + r.stderr
         c = labcluster.load(name, root)
-        plain_shell(c)  # the lab as made; its sessions without this machine's ~/.bashrc
         yield c, env
     finally:
         if (root / name / "cluster.json").exists():

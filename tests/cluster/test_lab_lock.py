@@ -20,7 +20,7 @@ from assay.platforms import labcluster
 from assay.platforms.labcluster import Cluster
 from assay.platforms.lock import LOCK_NAME
 from tests.conftest import needs_fio
-from tests.sshlab import SKIP, needs_netns, plain_shell
+from tests.sshlab import SKIP, needs_netns
 
 pytestmark = [needs_netns, needs_fio, pytest.mark.tier2]
 
@@ -43,7 +43,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     c = labcluster.create(f"t{uuid.uuid4().hex[:6]}", 2, size=1 << 30,
                           root=tmp_path_factory.mktemp("labs"))
     try:
-        plain_shell(c)
         yield c
     finally:
         labcluster.destroy(c)

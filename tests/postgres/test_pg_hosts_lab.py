@@ -23,7 +23,7 @@ from assay.report.cluster import host_rows, host_series_rows
 from assay.results.rundir import read_ndjson, read_record
 from tests.conftest import needs_fio
 from tests.postgres.conftest import needs_postgres
-from tests.sshlab import SKIP, needs_netns, plain_shell
+from tests.sshlab import SKIP, needs_netns
 
 # lab runs end to end: make test's second tier
 pytestmark = [needs_netns, needs_fio, needs_postgres, pytest.mark.tier2]
@@ -92,7 +92,6 @@ def cluster() -> Iterator[Cluster]:
     root.chmod(0o711)
     c = labcluster.create(f"p{uuid.uuid4().hex[:6]}", 3, root=root)
     try:
-        plain_shell(c)
         yield c
     finally:
         labcluster.destroy(c)

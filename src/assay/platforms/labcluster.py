@@ -59,7 +59,11 @@ PrintMotd no
 MaxSessions 64
 MaxStartups 64
 Subsystem sftp internal-sftp
+SetEnv SHLVL=1
 """
+# SetEnv SHLVL=1: a host's commands run as on a fresh host. bash started by sshd reads
+# ~/.bashrc unless it is a nested shell, and this machine's root's rc files are not the lab
+# host's (a `pyenv init` there cost 3 s a command on a loaded machine: most of a short run)
 
 
 def is_cluster(name: str, root: Path | None = None) -> bool:
