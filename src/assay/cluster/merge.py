@@ -162,7 +162,7 @@ class ClusterRun(FioRunBase):
                 continue
             self._taken[host] += 1
             self.lag.seen(time.time() - sent)
-            if self.lag.now_s > LAG_ABORT_S:
+            if self.lag.now_s > LAG_ABORT_S and not self.stopping:  # stopping: drained
                 raise RunAborted(
                     f"the controller fell {self.lag.now_s:.0f} s behind the hosts' dumps "
                     f"(more than {LAG_ABORT_S:g} s; {len(self.order)} hosts): it cannot "
