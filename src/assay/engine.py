@@ -152,8 +152,9 @@ class Engine:
                         if self.ended_at is None and (why := timeline.ended(t)):
                             self._end(fio, t, why)
                     live.add(self._record(self._rows(runner.clock(), start / 1000)))
+                    behind = getattr(fio, "lag_note", "")  # a cluster's controller lagging
                     if doc is None:
-                        bar.update(t)
+                        bar.update(t, behind or None)
                         continue
                     fresh = sampler.feed(doc, runner.clock() * 1000)
                     live.add(self._record(fresh))
@@ -161,7 +162,8 @@ class Engine:
                         self._hosts(fresh[0].t, start / 1000)
                     if fresh and fresh[0].dt >= 0.5:  # not fio's closing stub
                         now = live_line(fresh, sampler.components)
-                        bar.update(t, " | ".join(x for x in (now, live.summary()) if x))
+                        bar.update(t, " | ".join(x for x in (now, live.summary(), behind)
+                                                 if x))
                     stop = live.failure() if self.opt.stop_early else None
                     if stop:
                         break

@@ -26,7 +26,7 @@ from typing import Any
 from assay.cluster.failover import Failover
 from assay.cluster.hostcheck import check_host, same_fio
 from assay.cluster.hostseries import HostSeries
-from assay.cluster.liveness import LOSS_S, PROBE_S
+from assay.cluster.liveness import LOSS_S, PROBE_S, Lag
 from assay.cluster.merge import ClusterRun, call_quietly
 from assay.exitcodes import UserError
 from assay.participants.blkio import BlkioGroups
@@ -61,6 +61,7 @@ class RunnerGroup:
         self.files: dict[str, DataFiles] = {}  # per host, as its check read and claimed them
         self.late: dict[str, int] = {}  # host -> times it was silent but answered a probe
         self.blkio: BlkioGroups | None = None  # each host's blkio group (participants/blkio.py)
+        self.lag = Lag()  # how far the controller fell behind the hosts' dumps (liveness.py)
         self.failover = Failover(self)  # lost hosts' instances restarted (cluster/failover.py)
         self._t0 = 0.0
         self.instant: float | None = None  # the next phase's T0, fixed by a participant
@@ -200,7 +201,8 @@ class RunnerGroup:
         return {"hosts": self.facts, "placement": self.plan.cluster.to_json(),
                 "variables": self.envs, "skew_ms": self.skew,
                 "worst_skew_ms": round(max(spreads), 3) if spreads else None,
-                "lost": self.lost, "late": self.late, "failover": self.failover.record()}
+                "lost": self.lost, "late": self.late, "failover": self.failover.record(),
+                "controller_lag": self.lag.record()}
 
 
 def more_files() -> None:

@@ -12,6 +12,10 @@ within LOSS_S + PROBE_S (3.5 s) of its last heartbeat, and a busy machine loses 
 A host that answers but whose fio sends nothing for STALL_S is lost too (fio hung).
 Runners of recorded output (no clock measured: not a real host) are lost without a probe.
 A host whose fio ended badly (fio or its SSH session died) is lost too: `ended_why` says why.
+
+A dump counts from when the host sent it (its timestamp), and silence is measured from the
+controller's position on the hosts' clock (now less its lag, `Lag`): a controller behind
+its queue of dumps finds every host as late as itself, and loses none for it.
 """
 
 from __future__ import annotations
@@ -28,12 +32,48 @@ PROBE_S = 2.0  # no answer to the probe within this: lost
 # freeze of a distributed platform deciding a node is gone (Ceph: ~25 s, osd_heartbeat_grace
 # 20 s; docs/platforms.md), in which every fio is silent but its host is there.
 STALL_S = 90.0
+LAG_S = 1.0  # the controller this far behind the hosts' dumps: lagging (said live, run.json)
+# this far behind, it cannot keep up: the run is aborted with that reason, not hosts lost
+LAG_ABORT_S = 30.0
+
+
+class Lag:
+    """How far the controller is behind the hosts: the age of the dump it reads now (when its
+    host sent it) as it takes it; 0 when it has read everything. Recorded in run.json's
+    `cluster.controller_lag`: the worst, and how long it was behind by more than LAG_S."""
+
+    def __init__(self) -> None:
+        self.now_s = 0.0
+        self.max_s = 0.0
+        self.over_s = 0.0  # seconds spent behind by more than LAG_S
+        self.episodes = 0  # times it fell behind by more than LAG_S
+        self._at = time.monotonic()
+
+    def seen(self, age_s: float) -> None:
+        t = time.monotonic()
+        if self.now_s > LAG_S:
+            self.over_s += t - self._at
+        elif age_s > LAG_S:
+            self.episodes += 1
+        self._at = t
+        self.now_s = max(0.0, age_s)
+        self.max_s = max(self.max_s, self.now_s)
+
+    def note(self) -> str:
+        """The console's word on it, while it lags."""
+        return f"controller {self.now_s:.1f} s behind the hosts" if self.now_s > LAG_S else ""
+
+    def record(self) -> dict[str, float | int]:
+        return {"bound_s": LAG_S, "max_s": round(self.max_s, 3),
+                "behind_s": round(self.over_s, 3), "episodes": self.episodes}
 
 
 class Liveness:
     def __init__(self, runs: dict[str, FioRun], runners: dict[str, Runner],
-                 real: Callable[[str], bool], grace: float, gone: Callable[[str], bool]):
+                 real: Callable[[str], bool], grace: float, gone: Callable[[str], bool],
+                 lag: Lag | None = None):
         self.runs = runs
+        self.lag = lag or Lag()
         self.gone = gone  # lost, or its fio ended: not heard any more, and rightly
         self.runners = runners
         self.real = real
@@ -42,8 +82,16 @@ class Liveness:
         self.answered: dict[str, float] = {h: now for h in runs}  # a probe answered
         self.probing: set[str] = set()
 
-    def dump(self, host: str) -> None:
-        self.dumped[host] = time.monotonic()
+    def dump(self, host: str, sent: float | None = None) -> None:
+        """A whole dump arrived; `sent` (epoch s): when its host sent it, by its timestamp
+        (a replay faster than real time sends ahead of our clock: then now)."""
+        now = time.monotonic()
+        late = 0.0 if sent is None else max(0.0, time.time() - sent)
+        self.dumped[host] = now - late
+
+    def position(self) -> float:
+        """Now on the hosts' clock as far as the controller has read them (monotonic)."""
+        return time.monotonic() - self.lag.now_s
 
     def heard(self, host: str) -> float:
         """When the host was last heard from (monotonic)."""
@@ -52,13 +100,13 @@ class Liveness:
         return max(said, self.answered[host])
 
     def silence(self, host: str) -> float:
-        return max(0.0, time.monotonic() - self.heard(host))
+        return max(0.0, self.position() - self.heard(host))
 
     def check(self, waiting: list[str], alone: bool,
               probed: Callable[[str, bool, float], None]) -> list[tuple[str, str]]:
         """The hosts lost now, with why; starts probes of silent ones (their answer comes
         back through `probed(host, answered, silent_s)`, from another thread)."""
-        now = time.monotonic()
+        now = self.position()
         fresh = [h for h in waiting if now - self.heard(h) < LOSS_S]
         lost: list[tuple[str, str]] = []
         for h in waiting:
@@ -87,7 +135,7 @@ class Liveness:
             ok = False
         # a heartbeat that came while we asked says the same as an answer; and when no other
         # host was heard lately either, this machine is what stalled: not a verdict
-        now = time.monotonic()
+        now = self.position()
         others = [h for h in self.runs if h != host and not self.gone(h)]
         ok = ok or self.heard(host) > began or \
             bool(others) and all(now - self.heard(h) >= LOSS_S for h in others)

@@ -23,8 +23,9 @@ from typing import Any, Protocol
 
 from assay.cluster.failover import Failover
 from assay.cluster.hostseries import HostSeries
-from assay.cluster.liveness import PROBE_S, Liveness, ended_why
+from assay.cluster.liveness import LAG_ABORT_S, PROBE_S, Lag, Liveness, ended_why
 from assay.cluster.rider import ran_ms
+from assay.exitcodes import RunAborted
 from assay.plan import RUN_JOB, Plan
 from assay.results.rundir import RunDir
 from assay.runners.base import SIGINT_STATUS, Document, FioRun, FioRunBase, HostLoss, Runner
@@ -45,6 +46,7 @@ class Group(Protocol):
     late: dict[str, int]
     series: HostSeries
     failover: Failover
+    lag: Lag
 
     def report(self, loss: HostLoss) -> None: ...
 
@@ -63,21 +65,28 @@ class ClusterRun(FioRunBase):
         self.phase = phase
         self.measured = phase == Path(RUN_JOB).stem
         self.order = list(runs)
-        self.active = list(runs)
+        # a dict for its order and its look-up: `h in self.active` is asked per host per
+        # dump, and a list's scan of 1,024 hosts made each second's merge quadratic
+        self.active: dict[str, None] = dict.fromkeys(runs)
         self.ended: dict[str, int] = {}  # host -> fio's exit status
         self.pending: dict[str, list[Document]] = {h: [] for h in runs}
         self.frozen: dict[str, Document] = {}  # each host's newest merged dump
         self.alive = Liveness(runs, group.runners,
                               lambda h: "clock_offset_ms" in group.facts.get(h, {}),
                               max(0.0, t0 - time.time()) + 1.5,
-                              lambda h: h not in self.active or h in self.ended)
+                              lambda h: h not in self.active or h in self.ended, group.lag)
+        self.lag = group.lag
+        # each host's items put (by its pump) and taken (by the engine's thread): one writer
+        # each, so no lock; what is put and not taken waits in the queue
+        self._put: dict[str, int] = dict.fromkeys(runs, 0)
+        self._taken: dict[str, int] = dict.fromkeys(runs, 0)
         self.stopping = False
         self.env: dict[str, str] = {}  # the phase's fio variables (a restart uses them)
         self._last: Document | None = None
         self._jobs_start_ms: float | None = None
         self._first_end: float | None = None
         self._started: dict[str, float] = {}
-        self._q: queue.Queue[tuple[str, Any]] = queue.Queue(self.QUEUED)
+        self._q: queue.Queue[tuple[str, Any, float]] = queue.Queue(self.QUEUED)
         self._verdicts: queue.SimpleQueue[tuple[str, bool, str]] = queue.SimpleQueue()
         for h, run in runs.items():
             threading.Thread(target=self._pump, args=(h, run), daemon=True).start()
@@ -90,11 +99,20 @@ class ClusterRun(FioRunBase):
         try:
             for doc in run.documents(poll=0.5):
                 if doc is not None:
-                    self.alive.dump(host)
-                    self._q.put((host, doc))
+                    sent = self._sent(host, doc)
+                    self.alive.dump(host, sent)
+                    self._put[host] += 1
+                    self._q.put((host, doc, sent))
             rc = run.wait()
         finally:
-            self._q.put((host, (_END, rc)))
+            self._put[host] += 1
+            self._q.put((host, (_END, rc), time.time()))
+
+    def _sent(self, host: str, doc: Document) -> float:
+        """When the host sent the dump, on this machine's clock: its time after its fio's
+        start (both on the host's clock), after T0."""
+        ts = float(doc.get("timestamp_ms") or 0) / 1000
+        return self.t0 + ts - self._host_start(host) if ts else time.time()
 
     # -- time -----------------------------------------------------------------------------
     def _host_start(self, host: str) -> float:
@@ -136,11 +154,19 @@ class ClusterRun(FioRunBase):
     def documents(self, poll: float = 0.2) -> Iterator[Document | None]:
         while True:
             try:
-                host, item = self._q.get(timeout=poll)
+                host, item, sent = self._q.get(timeout=poll)
             except queue.Empty:
+                self.lag.seen(0.0)  # everything read: caught up
                 self._watch()
                 yield None
                 continue
+            self._taken[host] += 1
+            self.lag.seen(time.time() - sent)
+            if self.lag.now_s > LAG_ABORT_S and not self.stopping:  # stopping: drained
+                raise RunAborted(
+                    f"the controller fell {self.lag.now_s:.0f} s behind the hosts' dumps "
+                    f"(more than {LAG_ABORT_S:g} s; {len(self.order)} hosts): it cannot "
+                    f"keep up with this many hosts, no host was lost")
             if isinstance(item, tuple) and item[0] is _END:
                 self._ended(host, item[1])
             elif host in self.active:
@@ -159,8 +185,10 @@ class ClusterRun(FioRunBase):
         self.ended[host] = rc
         if host in self.active and rc != 0 and not self.stopping:
             self._lose(host, ended_why(self.runs[host], rc))
-        elif self._first_end is None and rc == 0:
-            self._first_end = time.monotonic()
+        elif self._first_end is None and rc == 0 and host in self.active:
+            # a host lost and then stopped ends well too, but not with the others: only an
+            # active host's end starts the others' overrun
+            self._first_end = self.alive.position()  # on the hosts' clock
 
     def _listen(self) -> None:
         """In a thread of its own, so that a busy engine loop does not delay it: which host
@@ -187,10 +215,18 @@ class ClusterRun(FioRunBase):
                 self._lose(host, why)
         if self.measured:
             self.group.failover.tick(self)
-        now = time.monotonic()
+        # judged on the hosts' clock, as far as the controller has read them: a host whose
+        # dumps (or end) wait in the queue unread is not overrunning, the controller is late
+        now = self.alive.position()
         if self._first_end is not None and now - self._first_end > OVERRUN_S + self._spread():
-            for h in [h for h in self.active if h not in self.ended]:
+            for h in [h for h in self.active
+                      if h not in self.ended and self._put[h] == self._taken[h]]:
                 self._lose(h, "fio still running after the other hosts ended")
+
+    @property
+    def lag_note(self) -> str:
+        """While the controller lags behind the hosts: how far (the console's line)."""
+        return self.lag.note()
 
     def _spread(self) -> float:
         """How much later than the first a host may end: its instances' stagger."""
@@ -198,7 +234,7 @@ class ClusterRun(FioRunBase):
                     for w in self.group.plan.resolved.workloads.values()), default=0.0)
 
     def _lose(self, host: str, reason: str) -> None:
-        self.active.remove(host)
+        del self.active[host]
         t = self._last_t(host)
         self.group.lost[host] = {"t": t, "phase": self.phase, "reason": reason}
         # reported to the engine at once, on its thread: the timeline and the schedule
@@ -229,9 +265,11 @@ class ClusterRun(FioRunBase):
     def _merge(self, final: bool = False) -> Iterator[Document]:
         """One merged dump per round in which every running host has a new one."""
         while True:
-            running = [h for h in self.active if h not in self.ended]
+            # asked at every dump taken: each test stops at its first answer, not a list of
+            # every host built each time (quadratic in hosts a second)
             ready = any(self.pending[h] for h in self.order)
-            if not ready or (not final and any(not self.pending[h] for h in running)):
+            if not ready or (not final and any(not self.pending[h] for h in self.active
+                                               if h not in self.ended)):
                 return
             rel: list[float] = []
             fresh: list[str] = []
