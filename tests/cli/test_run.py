@@ -14,7 +14,7 @@ from pathlib import Path
 from assay.plan import plan_text
 from assay.results.catalogue import Catalogue
 from assay.results.rundir import read_ndjson
-from tests.conftest import assay_in_process, needs_fio, needs_root
+from tests.conftest import needs_fio, needs_root
 
 pytestmark = needs_fio
 
@@ -35,10 +35,9 @@ thresholds:
 
 
 def cli(*args: str, results: Path, **kw) -> subprocess.CompletedProcess[str]:
-    """assay in this process (tests/conftest.py), for what nothing signals or kills: a run to
-    its end, a refusal, a read (a test that signals starts a process: start_long_run)."""
     env = {**os.environ, "ASSAY_RESULTS": str(results)}
-    return assay_in_process(*args, env=env, **kw)
+    return subprocess.run([sys.executable, "-m", "assay", *args], capture_output=True, text=True,
+                          env=env, timeout=180, **kw)
 
 
 def test_a_run_keeps_everything_needed_to_trust_and_rerender_it(run_scenario, results):
