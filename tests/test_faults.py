@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import needs_fio, needs_root
+from tests.conftest import assay_in_process, needs_fio, needs_root
 
 SCENARIO = """\
 name: fault
@@ -52,8 +52,9 @@ class Case:
                                 stderr=subprocess.PIPE, text=True, preexec_fn=ignore_sigint)
 
     def assay(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "assay", *args], env=self.env,
-                              capture_output=True, text=True, timeout=120)
+        """A verb after the fault (runs, show, report, export, clean) or a refusal: in this
+        process (tests/conftest.py), nothing signals it; the run the fault hits is a process."""
+        return assay_in_process(*args, env=self.env)
 
     def run_dir(self, timeout: float = 60) -> Path:
         """The run directory, once a few seconds have been measured."""

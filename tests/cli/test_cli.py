@@ -8,9 +8,16 @@ import sys
 import pytest
 
 from assay.cli import VERBS
+from tests.conftest import assay_in_process
 
 
 def assay(*args: str) -> subprocess.CompletedProcess[str]:
+    # in this process (tests/conftest.py): nothing here is signalled, no start-up per call
+    return assay_in_process(*args)
+
+
+def python_m_assay(*args: str) -> subprocess.CompletedProcess[str]:
+    """The entry point itself, as a user starts it."""
     return subprocess.run([sys.executable, "-m", "assay", *args], capture_output=True, text=True,
                           timeout=120)
 
@@ -23,7 +30,7 @@ def test_every_verb_has_help(verb):
 
 
 def test_top_level_help_lists_the_verbs():
-    r = assay("--help")
+    r = python_m_assay("--help")
     assert r.returncode == 0
     for verb in ("run", "plan", "scenarios", "runs", "show", "size", "schema"):
         assert verb in r.stdout

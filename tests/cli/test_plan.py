@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
-from tests.conftest import needs_fio
+from tests.conftest import assay_in_process, needs_fio
 
 SCENARIO = """\
 name: plan-equals-run
@@ -21,8 +20,8 @@ thresholds: {db: rate}
 
 def assay(*args: str, results, cwd) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "ASSAY_RESULTS": str(results)}
-    return subprocess.run([sys.executable, "-m", "assay", *args], capture_output=True,
-                          text=True, env=env, cwd=cwd, timeout=120)
+    # in this process (tests/conftest.py): nothing here is signalled, no start-up per call
+    return assay_in_process(*args, env=env, cwd=cwd)
 
 
 @needs_fio

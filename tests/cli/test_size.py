@@ -5,7 +5,6 @@ import math
 import re
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import click
@@ -14,6 +13,7 @@ import yaml
 from click.testing import CliRunner
 
 from assay.cli.size import command
+from tests.conftest import assay_in_process
 
 ROOT = Path(__file__).resolve().parents[2]
 EXCHANGE = ["exchange", "--mailboxes", "10000", "--messages", "150", "--servers", "4",
@@ -26,8 +26,8 @@ def size(*args: str):
 
 
 def assay(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "assay", "size", *args], capture_output=True,
-                          text=True, timeout=60)
+    # in this process (tests/conftest.py): nothing here is signalled, no start-up per call
+    return assay_in_process("size", *args)
 
 
 def test_json_has_the_numbers():

@@ -15,7 +15,7 @@ import pytest
 
 from assay.results.blocklog import read_rows
 from tests.cli.test_run import SMALL
-from tests.conftest import needs_fio
+from tests.conftest import assay_in_process, needs_fio
 
 pytestmark = needs_fio
 
@@ -26,9 +26,10 @@ ESC = "evil\x1b[2J\x1b]0;pwned\x07[red]x"
 
 
 def assay(*args: str, results: Path) -> subprocess.CompletedProcess[str]:
+    """A verb reading stored runs, in this process (nothing is signalled: no start-up each);
+    the run they read is a real `assay run` (the `stored` fixture)."""
     env = {**os.environ, "ASSAY_RESULTS": str(results), "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "assay", *args], capture_output=True,
-                          text=True, env=env, timeout=180)
+    return assay_in_process(*args, env=env)
 
 
 @pytest.fixture(scope="module")

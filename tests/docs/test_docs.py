@@ -32,16 +32,15 @@ def test_there_are_documented_examples():
 
 def test_readme_size_commands_run_and_emit_a_plannable_scenario(tmp_path):
     import shlex
-    import subprocess
-    import sys
+
+    from tests.conftest import assay_in_process
 
     commands = [ln.split("#")[0].strip() for ln in README.read_text().splitlines()
                 if ln.startswith("assay size ")]
     assert commands
     for command in commands:
         args = shlex.split(command)[1:]
-        r = subprocess.run([sys.executable, "-m", "assay", *args], cwd=tmp_path,
-                           capture_output=True, text=True, timeout=60)
+        r = assay_in_process(*args, cwd=tmp_path)  # no signal: no interpreter start-up each
         assert r.returncode in (0, 1), (command, r.stderr)  # 1: a design rule fails
         if "--emit-scenario" in args:
             emitted = tmp_path / args[args.index("--emit-scenario") + 1]
@@ -59,11 +58,11 @@ def test_every_readme_verb_exists_and_every_run_plans(tmp_path):
     """The README's `assay run` lines plan as written (options a plan cannot take, such as a
     lab that does not exist here, are left out); every verb it shows answers --help."""
     import subprocess
-    import sys
 
-    def assay(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "assay", *args], cwd=tmp_path,
-                              capture_output=True, text=True, timeout=60)
+    from tests.conftest import assay_in_process
+
+    def assay(*args: str) -> subprocess.CompletedProcess[str]:  # nothing here is signalled
+        return assay_in_process(*args, cwd=tmp_path)
 
     for verb in sorted({args[0] for args in readme_commands("assay ")}):
         assert assay(verb, "--help").returncode == 0, verb

@@ -7,13 +7,12 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from assay.results.catalogue import Catalogue
+from tests.conftest import assay_in_process
 
 ROOT = Path(__file__).parents[2]
 DOC = ROOT / "docs" / "reports.md"
@@ -48,8 +47,7 @@ def test_the_page_has_examples() -> None:
 def test_documented_command_runs(command: str, workdir: Path) -> None:
     args = shlex.split(command)[1:]
     env = {k: v for k, v in os.environ.items() if k != "ASSAY_RESULTS"}
-    res = subprocess.run([sys.executable, "-m", "assay", *args], cwd=workdir, env=env,
-                         capture_output=True, text=True, timeout=60)
+    res = assay_in_process(*args, cwd=workdir, env=env)  # read-only verbs: no start-up each
     assert res.returncode == 0, res.stderr
     if "-o" in args:
         out = workdir / args[args.index("-o") + 1]

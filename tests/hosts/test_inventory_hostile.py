@@ -27,6 +27,7 @@ from assay.hosts import inventory
 from assay.hosts.inventory import InventoryError
 from assay.hosts.ssh import SshError, SshHost
 from assay.hosts.sshargs import split_ssh_args
+from tests.conftest import assay_in_process
 
 
 def refused(text: str, file: str = "inv.ini") -> str:
@@ -37,8 +38,8 @@ def refused(text: str, file: str = "inv.ini") -> str:
 
 
 def assay(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "assay", *args], capture_output=True,
-                          text=True, timeout=120, cwd=cwd)
+    # in this process (tests/conftest.py): nothing here is signalled, no start-up per call
+    return assay_in_process(*args, cwd=cwd)
 
 
 # -- a host named `..` or `.` ----------------------------------------------------------------

@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 from assay.platforms.labcluster import Cluster
+from tests.conftest import assay_in_process
 from tests.sshlab import cluster, needs_netns  # noqa: F401
 
 
 def assay(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "assay", *args], capture_output=True,
-                          text=True, timeout=timeout, check=False)
+    # in this process (tests/conftest.py): plan and hosts check, never signalled
+    return assay_in_process(*args)
 
 
 def test_plan_shows_every_host_of_a_range(tmp_path: Path) -> None:

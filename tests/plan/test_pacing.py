@@ -7,8 +7,6 @@ import functools
 import io
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,7 @@ from assay.plan import Plan, builtin_scenarios, plan_text
 from assay.plan.pacing import io_rate
 from assay.runners import ReplayRunner
 from tests.cluster import example_hosts
+from tests.conftest import assay_in_process
 
 REPLAY = Path(__file__).parents[1] / "fixtures" / "replay"
 MINE = "[global]\nbs=4k\n[steady]\nrw=randread\nrate_iops=50\n[slow]\nrw=randwrite\nrate=1k\n"
@@ -36,8 +35,7 @@ def test_a_job_under_one_io_a_second_is_named_with_its_rate(tmp_path):
     (tmp_path / "mine.fio").write_text(MINE)
     (tmp_path / "t.yaml").write_text(SCENARIO)
     env = {**os.environ, "COLUMNS": "1000"}
-    r = subprocess.run([sys.executable, "-m", "assay", "plan", str(tmp_path / "t.yaml"),
-                        "--no-check"], capture_output=True, text=True, env=env)
+    r = assay_in_process("plan", str(tmp_path / "t.yaml"), "--no-check", env=env)
     assert r.returncode == 0, r.stderr
     said = [ln for ln in r.stdout.splitlines() if ln.startswith("warning:")]
     assert len(said) == 1, r.stdout
@@ -45,8 +43,7 @@ def test_a_job_under_one_io_a_second_is_named_with_its_rate(tmp_path):
     assert "status dumps wait for every job's next IO" in said[0]
     assert "raise the rate" in said[0] and "run longer" in said[0]
     assert "w.steady" not in said[0]
-    r = subprocess.run([sys.executable, "-m", "assay", "plan", str(tmp_path / "t.yaml"),
-                        "--no-check", "--json"], capture_output=True, text=True, env=env)
+    r = assay_in_process("plan", str(tmp_path / "t.yaml"), "--no-check", "--json", env=env)
     assert [w for w in json.loads(r.stdout)["warnings"] if "w.slow" in w]
 
 

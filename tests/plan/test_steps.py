@@ -3,15 +3,13 @@ would otherwise pass without doing them."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assay.plan import plan_text
 from assay.scenario.yamlsource import ScenarioInvalid
+from tests.conftest import assay_in_process
 
 HEAD = """\
 name: steps
@@ -62,8 +60,7 @@ def test_assay_plan_exits_2_without_a_traceback(tmp_path):
     path = tmp_path / "cycle.yaml"
     path.write_text(HEAD + "    - {name: a, action: annotate, text: x, after: b}\n"
                            "    - {name: b, action: annotate, text: y, after: a}\n")
-    r = subprocess.run([sys.executable, "-m", "assay", "plan", str(path)], capture_output=True,
-                       text=True, timeout=120)
+    r = assay_in_process("plan", str(path))  # in-process: no start-up
     assert r.returncode == 2 and "Traceback" not in r.stderr and "circle" in r.stderr
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -14,14 +13,15 @@ import pytest
 
 from assay.hosts import inventory
 from assay.platforms import labcluster
+from tests.conftest import assay_in_process
 from tests.sshlab import needs_netns
 
 pytestmark = needs_netns
 
 
 def assay(*args: str, lab_dir: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "assay", *args], capture_output=True,
-                          text=True, timeout=60, env={**os.environ, "ASSAY_LAB_DIR": str(lab_dir)})
+    # in this process (tests/conftest.py): lab verbs, never signalled, no start-up each
+    return assay_in_process(*args, env={**os.environ, "ASSAY_LAB_DIR": str(lab_dir)})
 
 
 def reachable(address: str, timeout: float = 0.5) -> bool:

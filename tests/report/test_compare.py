@@ -11,6 +11,7 @@ import pytest
 
 from assay.metrics.stats import mean_var, welch_p
 from assay.report.compare import CompareError, compare_data, load_views
+from tests.conftest import assay_in_process
 
 RUN = Path(__file__).parents[1] / "fixtures" / "runs" / "exchange-fixture"
 
@@ -94,13 +95,11 @@ def test_align_on_a_step(tmp_path: Path) -> None:
 
 def test_cli_errors_are_exit_2_without_traceback(tmp_path: Path) -> None:
     import subprocess
-    import sys
 
     a, b = copies(tmp_path, 2)
 
-    def assay(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "assay", *args, "--results",
-                               str(tmp_path / "results")], capture_output=True, text=True)
+    def assay(*args: str) -> subprocess.CompletedProcess[str]:  # in-process: no start-up
+        return assay_in_process(*args, "--results", str(tmp_path / "results"))
 
     one = assay("compare", str(a))
     assert one.returncode == 2 and "at least two runs" in one.stderr

@@ -16,6 +16,7 @@ from assay.report.html import build_report, safe_json, write_report
 from assay.report.rundata import latency_curves, percentile_curve, phases, steps
 from assay.results.recordparts import PhaseWindow
 from assay.results.rundir import read_record
+from tests.conftest import assay_in_process
 
 RUN = Path(__file__).parents[1] / "fixtures" / "runs" / "exchange-fixture"
 
@@ -109,8 +110,5 @@ def test_report_command_writes_the_file_and_a_missing_run_is_exit_2(tmp_path: Pa
     assert ok.exit_code == 0 and (run_dir / "report.html").stat().st_size > 20_000
     out = tmp_path / "r.html"
     assert write_report(run_dir, out) == out and out.exists()
-    import subprocess
-    import sys
-    bad = subprocess.run([sys.executable, "-m", "assay", "report", "nope", "--results",
-                          str(tmp_path / "results")], capture_output=True, text=True)
+    bad = assay_in_process("report", "nope", "--results", str(tmp_path / "results"))
     assert bad.returncode == 2 and "no run 'nope'" in bad.stderr and "Traceback" not in bad.stderr

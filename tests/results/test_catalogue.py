@@ -15,6 +15,7 @@ import pytest
 from assay.results import liveness
 from assay.results.catalogue import Catalogue
 from assay.results.liveness import effective_status
+from tests.conftest import assay_in_process
 
 
 def make_run(root: Path, name: str, **fields) -> Path:
@@ -27,8 +28,7 @@ def make_run(root: Path, name: str, **fields) -> Path:
 
 
 def runs(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "assay", "runs", "--results", str(root), *args],
-                          capture_output=True, text=True, timeout=120)
+    return assay_in_process("runs", "--results", str(root), *args)  # no start-up each
 
 
 def listed(root: Path, *args: str) -> dict[str, str]:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +18,7 @@ from assay.results.record import SCHEMA_VERSION, RecordError, RunRecord, parse_r
 from assay.results.rundir import RunDir, read_record
 from assay.search.sweep import _stamp_runs
 from assay.thresholds.evaluate import evaluate, expand
+from tests.conftest import assay_in_process
 
 RUN = Path(__file__).parents[1] / "fixtures" / "runs" / "exchange-fixture"
 PREPARE_KEYS = ("id", "status", "started", "scenario", "plan", "components", "target",
@@ -128,8 +127,7 @@ def test_a_broken_record_names_the_field(tmp_path: Path, change: Any, field: str
     with pytest.raises(RecordError, match="not a valid run record") as e:
         read_record(d)
     assert field in str(e.value) and str(d / "run.json") in str(e.value)
-    shown = subprocess.run([sys.executable, "-m", "assay", "show", str(d)],
-                           capture_output=True, text=True, timeout=60)
+    shown = assay_in_process("show", str(d))  # in-process: no start-up
     assert shown.returncode == 2 and field in shown.stderr
     assert "Traceback" not in shown.stderr
 

@@ -2,7 +2,6 @@
 
 import json
 import subprocess
-import sys
 import time
 import tracemalloc
 
@@ -10,6 +9,7 @@ import pytest
 
 from assay.scenario.units import UnitError, parse_duration, parse_size
 from assay.scenario.yamlsource import MAX_BYTES, ScenarioInvalid, load_yaml
+from tests.conftest import assay_in_process
 
 BASE = """\
 name: limits
@@ -21,8 +21,8 @@ timeline:
 
 
 def assay(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "assay", *args], capture_output=True,
-                          text=True, timeout=120, cwd=cwd)
+    # in this process (tests/conftest.py): nothing here is signalled, no start-up per call
+    return assay_in_process(*args, cwd=cwd)
 
 
 def scenario(tmp_path, text: str, name: str = "s.yaml") -> str:

@@ -1,11 +1,10 @@
-import subprocess
-import sys
 
 import pytest
 
 from assay.plan import builtin_scenarios, plan_text
 from assay.scenario.yamlsource import ScenarioInvalid
 from tests.cluster import example_hosts
+from tests.conftest import assay_in_process
 
 BAD = """\
 name: broken
@@ -74,8 +73,7 @@ def test_duplicate_key_is_an_error_not_a_silent_override():
 def test_cli_exits_2_with_located_errors_and_no_traceback(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text(BAD)
-    r = subprocess.run([sys.executable, "-m", "assay", "run", str(path)], capture_output=True,
-                       text=True)
+    r = assay_in_process("run", str(path))  # refused before any IO: no process needed
     assert r.returncode == 2
     assert f"{path}:6: workloads.db.datset: unknown key" in r.stderr
     assert "Traceback" not in r.stderr + r.stdout

@@ -3,14 +3,15 @@ every refusal: file:line, the field, and assay's words, never a library's (issue
 
 import json
 import subprocess
-import sys
 
 import pytest
 
+from tests.conftest import assay_in_process
+
 
 def assay(*args: str, cwd=None, env=None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "assay", *args], capture_output=True,
-                          text=True, timeout=120, cwd=cwd, env=env)
+    # in this process (tests/conftest.py): nothing here is signalled, no start-up per call
+    return assay_in_process(*args, cwd=cwd, env=env)
 
 
 def scenario(tmp_path, text: str, name: str = "s.yaml") -> str:

@@ -2,13 +2,13 @@
 
 import json
 import subprocess
-import sys
 
 import pytest
 from click.testing import CliRunner
 
 from assay.cli.size import command
 from assay.plan import plan_text
+from tests.conftest import assay_in_process
 
 MiB = 1 << 20
 
@@ -42,9 +42,8 @@ def test_64_h100s_on_unet3d_need_what_the_arithmetic_says(tmp_path) -> None:
 
 
 def test_what_size_ai_refuses() -> None:
-    def assay(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "assay", "size", "ai", *args],
-                              capture_output=True, text=True, timeout=60)
+    def assay(*args: str) -> subprocess.CompletedProcess[str]:  # in-process: no start-up
+        return assay_in_process("size", "ai", *args)
 
     r = assay("--accelerators", "10", "--hosts", "4")
     assert r.returncode == 2 and "identical count on every host" in r.stderr

@@ -4,8 +4,6 @@ On the lab: tests/cluster/test_lab_esrp.py."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from types import SimpleNamespace
 
 import pytest
@@ -16,6 +14,7 @@ from assay.cli.size_exchange import command
 from assay.exitcodes import UserError
 from assay.hosts import inventory
 from assay.plan.build import plan_text
+from tests.conftest import assay_in_process
 
 # seed 003: 60,000 mailboxes on 3 Jetstress servers, 8 databases each, 0.121 IOPS a mailbox
 ATLANTIS = ["--mailboxes", "60000", "--messages", "150", "--mailbox-size", "800MB",
@@ -83,9 +82,8 @@ def test_scaled_for_a_lab_it_plans_with_its_own_rates_data_and_length(tmp_path):
     (["--emit-iops", "-5"], "--emit-iops must be positive"),
 ])
 def test_impossible_cluster_scenarios_are_refused_exit_2(tmp_path, args, message):
-    r = subprocess.run([sys.executable, "-m", "assay", "size", "exchange", *ATLANTIS,
-                        "--emit-load", "cluster", *args, "--emit-scenario",
-                        str(tmp_path / "x.yaml")], capture_output=True, text=True, timeout=60)
+    r = assay_in_process("size", "exchange", *ATLANTIS, "--emit-load", "cluster", *args,
+                         "--emit-scenario", str(tmp_path / "x.yaml"))  # no start-up each
     assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert not (tmp_path / "x.yaml").exists()
 

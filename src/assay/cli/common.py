@@ -7,22 +7,22 @@ import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 
 from assay.exitcodes import ExitCode, UserError
-from assay.plan import Plan
 from assay.results.catalogue import Catalogue
 from assay.results.printable import printable
 from assay.results.record import RunRecord
 from assay.results.rundir import default_results_root, read_record
 from assay.scenario.units import UnitError, parse_duration
 from assay.scenario.yamlsource import ScenarioInvalid
-from assay.search.limit import SearchInterrupted
-from assay.search.store import Group
-from assay.search.trials import shared_target
+
+if TYPE_CHECKING:  # a verb that reads stored runs starts without the planner's imports
+    from assay.plan import Plan
+    from assay.search.store import Group
 
 results_option = click.option(
     "--results", "results", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -97,6 +97,9 @@ def group_session(group: Group, console: Console, first: Plan, target_path: str 
                   resume: str) -> Iterator[str | None]:
     """The life of a search or sweep: SIGTERM counts as Ctrl-C, the trials share one scratch
     target (yielded), and an interruption marks the group so it can resume (exit 130)."""
+    from assay.search.limit import SearchInterrupted
+    from assay.search.trials import shared_target
+
     old = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         with shared_target(first, target_path) as path:
