@@ -239,8 +239,11 @@ def test_set_and_warmup_override_one_run_and_are_recorded(tmp_path, results):
     scenario.write_text(SMALL)
     r = cli("run", str(scenario), "--set", "db.data_iops=100", "--set", "db.read_pct=100",
             "--warmup", "0", "--duration", "2s", "--json", results=results)
-    assert r.returncode == 0, r.stderr
+    # graded, passed or failed: a rate over 2 s is noise here (37.7 of 40 log writes/s once);
+    # what this test checks is that the overrides ran and are recorded
+    assert r.returncode in (0, 1), r.stderr
     doc = json.loads(r.stdout)
+    assert doc["status"] in ("passed", "failed")
     assert doc["workloads"]["db"]["components"]["data.read"]["target_iops"] == 100
     assert "data.write" not in doc["workloads"]["db"]["components"]
     run_dir = Path(doc["run_dir"])

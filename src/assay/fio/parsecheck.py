@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from assay.fio.process import find_fio, parse_only
+from assay.fio.process import Checks, find_fio, parse_only
 
 BATCH_FILES = 64  # a refused batch costs that many single checks more
 
@@ -55,11 +55,18 @@ def check_texts(texts: Sequence[str], names: Sequence[str], env: Mapping[str, st
 def _check(files: list[Path], env: Mapping[str, str],
            pool: int) -> dict[Path, str | None]:
     batches = _batches(files, pool)
+    checks = Checks()
     with ThreadPoolExecutor(max_workers=pool, thread_name_prefix="fio-check") as ex:
-        verdicts = list(ex.map(lambda b: parse_only(b, env), batches))
-        again = [p for b, v in zip(batches, verdicts, strict=True) if v and len(b) > 1
-                 for p in b]
-        alone = dict(zip(again, ex.map(lambda p: parse_only(p, env), again), strict=True))
+        try:
+            verdicts = list(ex.map(lambda b: parse_only(b, env, checks=checks), batches))
+            again = [p for b, v in zip(batches, verdicts, strict=True) if v and len(b) > 1
+                     for p in b]
+            alone = dict(zip(again, ex.map(lambda p: parse_only(p, env, checks=checks), again),
+                             strict=True))
+        except BaseException:  # Ctrl-C, SIGTERM: no fio left checking, no batch started
+            ex.shutdown(wait=False, cancel_futures=True)
+            checks.end()
+            raise
     out: dict[Path, str | None] = {}
     for batch, verdict in zip(batches, verdicts, strict=True):
         for path in batch:

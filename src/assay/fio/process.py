@@ -37,19 +37,57 @@ def find_fio() -> str:
     return exe
 
 
+class Checks:
+    """The fio checks that threads run at once, ended together: a thread waiting on its fio
+    would keep an interrupted `assay plan` (Ctrl-C, SIGTERM) alive until fio ended."""
+
+    def __init__(self) -> None:
+        self._procs: set[subprocess.Popen[str]] = set()
+        self._lock = threading.Lock()
+        self.ended = False
+
+    def add(self, proc: subprocess.Popen[str]) -> None:
+        with self._lock:
+            self._procs.add(proc)
+            ended = self.ended
+        if ended:  # started as the others were being ended
+            proc.kill()
+
+    def discard(self, proc: subprocess.Popen[str]) -> None:
+        with self._lock:
+            self._procs.discard(proc)
+
+    def end(self) -> None:
+        with self._lock:
+            self.ended = True
+            procs = list(self._procs)
+        for proc in procs:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+
+
 def parse_only(jobfile: Path | Sequence[Path], env: Mapping[str, str] | None = None,
-               timeout: float = 60.0) -> str | None:
+               timeout: float = 60.0, checks: Checks | None = None) -> str | None:
     """fio's own check of a job file, or of several (each read as if alone; fio stops at the
-    first it refuses, without naming it); returns its complaint, or None when fio accepts."""
+    first it refuses, without naming it); returns its complaint, or None when fio accepts.
+    `checks`: the group it belongs to, ended together."""
     files = [jobfile] if isinstance(jobfile, Path) else list(jobfile)
-    try:
-        r = subprocess.run([find_fio(), "--parse-only", *map(str, files)], capture_output=True,
-                           text=True, check=False, timeout=timeout,
-                           env={**os.environ, **env} if env else None)
-    except subprocess.TimeoutExpired:
-        return f"fio --parse-only did not answer in {timeout:g} s"
-    if r.returncode != 0:
-        return (r.stderr or r.stdout).strip() or f"fio --parse-only exited {r.returncode}"
+    with subprocess.Popen([find_fio(), "--parse-only", *map(str, files)], text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          env={**os.environ, **env} if env else None) as proc:
+        if checks is not None:
+            checks.add(proc)
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            return f"fio --parse-only did not answer in {timeout:g} s"
+        finally:
+            if checks is not None:
+                checks.discard(proc)
+    if proc.returncode != 0:
+        return (err or out).strip() or f"fio --parse-only exited {proc.returncode}"
     return None
 
 
