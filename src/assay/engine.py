@@ -152,7 +152,7 @@ class Engine:
                         if self.ended_at is None and (why := timeline.ended(t)):
                             self._end(fio, t, why)
                     live.add(self._record(self._rows(runner.clock(), start / 1000)))
-                    behind = getattr(fio, "lag_note", "")  # a cluster's controller lagging
+                    behind = fio.lag_note  # a cluster's controller lagging behind its hosts
                     if doc is None:
                         bar.update(t, behind or None)
                         continue

@@ -112,6 +112,7 @@ def watchdog(pid: int) -> subprocess.Popen[bytes]:
 class FioProcess:
     session_ended = False  # a child of ours: no session to lose (runners/base.py FioRun)
     last_beat: float | None = None  # no heartbeat but its dumps
+    lag_note = ""  # read as it writes: no controller to fall behind
 
     def __init__(self, jobfile: Path, out_dir: Path, name: str = "fio",
                  status_interval: float = 1.0, extra_args: list[str] | None = None,

@@ -66,6 +66,10 @@ class FioRun(Protocol):
     def last_beat(self) -> float | None:
         """time.monotonic() the host last said fio lives, between its dumps."""
 
+    @property
+    def lag_note(self) -> str:
+        """While the controller lags behind the hosts: how far (the progress line), else ""."""
+
     def abandon(self) -> None:
         """End it without asking a host that may be gone."""
 
@@ -92,6 +96,9 @@ class FioRunBase(abc.ABC):
 
     session_ended = False
     last_beat: float | None = None
+    @property
+    def lag_note(self) -> str:
+        return ""  # one fio, read as it writes: no controller to fall behind
 
     @abc.abstractmethod
     def stop(self) -> None: ...

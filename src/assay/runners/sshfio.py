@@ -112,6 +112,7 @@ class SshFioRun:
         self._reported = threading.Event()  # fio started, or the session ended before it
         self.pid: int | None = None  # fio's pid on the host
         self.last_beat = 0.0  # time.monotonic() of the host's last heartbeat (twice a second)
+        self.lag_note = ""  # one host's stream: the controller's lag is the merge's to say
         self.remote_rc: int | None = None  # fio's exit status, as the host reported it
         assert proc.stdout is not None and proc.stderr is not None
         self._readers = [threading.Thread(target=self._read_out, args=(proc.stdout,),
